@@ -1,0 +1,121 @@
+# posflow - build, test, install, demo.
+#
+#   make                  build everything (-O2 -Wall -Wextra -Werror)
+#   make check            install missing Debian packages (as root), build,
+#                         run every test (C unit tests, perft, bats)
+#   make SANITIZE=1 check the same with AddressSanitizer and UBSan
+#   make demo             run the main pipeline on the bundled games
+#   make install PREFIX=/usr/local
+#
+# Every cmd/*.c is one tool, every lib/*.c goes into lib/libposflow.a,
+# every tests/unit/*.c is one unit-test program: adding a file needs no
+# change here.
+
+PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+MANDIR	?= $(PREFIX)/share/man
+
+CC	?= cc
+PKGS	= libzstd zlib libarchive
+CFLAGS	?= -O2 -g
+WARN	= -Wall -Wextra -Werror
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lzstd -lz -larchive)
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) \
+	$(CFLAGS) $(PKG_CFLAGS) -Ilib
+LIBS	= $(PKG_LIBS) -lxxhash -lpthread -lm
+
+ifeq ($(SANITIZE),1)
+BUILD	?= build-san
+ALL_CFLAGS += -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+LDFLAGS	+= -fsanitize=address,undefined
+else
+BUILD	?= build
+endif
+
+LIB_SRC	= $(wildcard lib/*.c)
+LIB_HDR	= $(wildcard lib/*.h)
+LIB_OBJ	= $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)
+LIB_A	= $(BUILD)/libposflow.a
+TOOLS	= $(basename $(notdir $(wildcard cmd/*.c)))
+BINS	= $(TOOLS:%=$(BUILD)/bin/%)
+UNIT_SRC = $(wildcard tests/unit/*.c)
+UNITS	= $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# tests/tools/*.c: programs the tests use (fake engine, record makers);
+# built, never run as tests themselves.
+TOOL_SRC = $(wildcard tests/tools/*.c)
+TEST_TOOLS = $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tests/tools/%)
+MAN1	= $(wildcard man/man1/*.1)
+MAN5	= $(wildcard man/man5/*.5)
+MAN7	= $(wildcard man/man7/*.7)
+
+DEB_PKGS = gcc make pkg-config libzstd-dev zlib1g-dev libarchive-dev \
+	libxxhash-dev bats bats-support bats-assert stockfish mandoc \
+	pgn-extract zstd xz-utils bzip2 libarchive-tools jq
+
+.PHONY: all check unit bats lint deps demo install clean bench
+
+all: $(BINS) $(UNITS) $(TEST_TOOLS)
+
+$(BUILD)/lib/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $(LIB_OBJ)
+
+$(BUILD)/bin/%: cmd/%.c $(LIB_A) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/t.h $(LIB_A) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB_A) $(LIBS)
+
+$(BUILD)/tests/tools/%: tests/tools/%.c $(LIB_A) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LIBS)
+
+# Install missing Debian packages when run as root; a no-op when all are
+# present.  Without root, say what is missing and go on.
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "deps: installing$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq --no-install-recommends $$missing \
+			>/dev/null || exit 1; \
+		else \
+			echo "deps: missing$$missing (run as root to install)"; \
+		fi; \
+	fi
+
+check: deps
+	$(MAKE) all
+	BUILD=$(BUILD) tests/run-all
+
+lint:
+	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
+
+demo: deps
+	$(MAKE) all
+	BUILD=$(BUILD) scripts/demo
+
+bench: all
+	BUILD=$(BUILD) scripts/bench
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
+	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
+
+clean:
+	rm -rf build build-san

@@ -1,0 +1,724 @@
+/*
+ * posdump - show a posflow record stream as text or JSON Lines.
+ *
+ * One line per record: the FEN first, then every field the record carries.
+ * Extensions posflow knows are decoded; unknown ones are shown as type and
+ * length (text) or type, length and hex bytes (JSON).  posdump is the
+ * user's window into every other tool, so it hides nothing.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "posflow.h"
+
+#define USAGE "usage: posdump [-cj] [--fields list] [-o file] [file ...]\n"
+
+enum field {
+	F_FEN, F_GAME, F_PLY, F_MOVE, F_SAN, F_RESULT, F_FLAGS, F_META,
+	F_EVAL, F_MOVESCORES, F_CLOCK, F_POLICY, F_VALUE, F_EXT, F_NFIELDS
+};
+
+static const char *const field_names[F_NFIELDS] = {
+	"fen", "game", "ply", "move", "san", "result", "flags", "meta",
+	"eval", "movescores", "clock", "policy", "value", "ext"
+};
+
+struct opts {
+	int json;
+	int count;
+	const char *output;
+	int nfields;
+	enum field fields[F_NFIELDS];	/* in the order asked */
+	int want[F_NFIELDS];
+};
+
+static const char *const flag_names[16] = {
+	"check", "mate", "stalemate", "chess960", "last", "truncated",
+	"eval_failed", "insufficient", NULL, NULL, NULL, NULL, NULL, NULL,
+	NULL, NULL
+};
+
+static const char *const limit_names[] = { "none", "depth", "nodes",
+	"movetime" };
+static const char *const source_names[] = { "engine", "pgn", "terminal" };
+static const char *const term_names[] = { "unknown", "normal", "time",
+	"abandoned", "rules", "unterminated", "other" };
+static const char *const policy_names[] = { "?", "zeman", "softmax",
+	"winprob" };
+static const char *const value_names[] = { "?", "tanh", "logistic", "wdl",
+	"wdl_engine", "linear" };
+
+#define NAME(table, i) \
+	((size_t)(i) < sizeof(table) / sizeof(table[0]) ? table[i] : "unknown")
+
+static void
+usage(void)
+{
+	fputs(USAGE, stderr);
+}
+
+static int
+parse_fields(struct opts *o, const char *list)
+{
+	char buf[256], *p, *tok;
+	int i;
+
+	if (strlen(list) >= sizeof(buf))
+		return -1;
+	strcpy(buf, list);
+	memset(o->want, 0, sizeof(o->want));
+	o->nfields = 0;
+	for (p = buf; (tok = strsep(&p, ",")) != NULL;) {
+		for (i = 0; i < F_NFIELDS; i++)
+			if (strcmp(tok, field_names[i]) == 0)
+				break;
+		if (i == F_NFIELDS) {
+			pf_warnx("unknown field \"%s\"", tok);
+			return -1;
+		}
+		if (!o->want[i])
+			o->fields[o->nfields++] = (enum field)i;
+		o->want[i] = 1;
+	}
+	return 0;
+}
+
+/* A move as UCI text, or "-" for none, or "?" when it is not legal here. */
+static const char *
+move_text(const pf_board *b, int board_ok, pf_move m, char *buf)
+{
+	if (m == PF_MOVE_NONE)
+		return "-";
+	if (!board_ok || !pf_is_legal(b, m)) {
+		snprintf(buf, PF_UCI_MAX + 8, "?%04x", m);
+		return buf;
+	}
+	return pf_move_to_uci(b, m, buf);
+}
+
+static void
+json_string(FILE *fp, const char *s, size_t len)
+{
+	size_t i;
+
+	putc('"', fp);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\')
+			fprintf(fp, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(fp, "\\u%04x", c);
+		else
+			putc(c, fp);
+	}
+	putc('"', fp);
+}
+
+/* Text strings are quoted like JSON strings, so a value never splits. */
+#define text_string json_string
+
+static const char *
+result_text(uint8_t r)
+{
+	switch (r) {
+	case PF_RESULT_WHITE:
+		return "1-0";
+	case PF_RESULT_BLACK:
+		return "0-1";
+	case PF_RESULT_DRAW:
+		return "1/2-1/2";
+	default:
+		return "*";
+	}
+}
+
+static void
+score_text(FILE *fp, uint8_t kind, int32_t score)
+{
+	if (kind == PF_SCORE_MATE)
+		fprintf(fp, "mate:%" PRId32, score);
+	else
+		fprintf(fp, "cp:%" PRId32, score);
+}
+
+static void
+limit_text(FILE *fp, uint8_t kind, uint64_t v)
+{
+	if (kind == PF_LIMIT_NONE)
+		fputs("none", fp);
+	else
+		fprintf(fp, "%s:%" PRIu64, NAME(limit_names, kind), v);
+}
+
+/* ---- one extension, text and JSON ------------------------------------ */
+
+static void
+show_meta(FILE *fp, int json, const pf_meta *m)
+{
+	if (json) {
+		fprintf(fp, "{\"type\":\"meta\",\"white_elo\":%u,"
+		    "\"black_elo\":%u,", m->white_elo, m->black_elo);
+		if (m->base_s == PF_U32_UNKNOWN)
+			fputs("\"base_s\":null,\"inc_s\":null,", fp);
+		else
+			fprintf(fp, "\"base_s\":%" PRIu32 ",\"inc_s\":%" PRIu32
+			    ",", m->base_s, m->inc_s);
+		fprintf(fp, "\"termination\":\"%s\",\"event\":",
+		    NAME(term_names, m->termination));
+	} else {
+		fprintf(fp, "meta{white_elo=%u black_elo=%u tc=", m->white_elo,
+		    m->black_elo);
+		if (m->base_s == PF_U32_UNKNOWN)
+			fputs("-", fp);
+		else
+			fprintf(fp, "%" PRIu32 "+%" PRIu32, m->base_s, m->inc_s);
+		fprintf(fp, " termination=%s event=",
+		    NAME(term_names, m->termination));
+	}
+	json_string(fp, m->event, m->event_len);
+	fputs(json ? ",\"site\":" : " site=", fp);
+	json_string(fp, m->site, m->site_len);
+	fputs(json ? ",\"white\":" : " white=", fp);
+	json_string(fp, m->white, m->white_len);
+	fputs(json ? ",\"black\":" : " black=", fp);
+	json_string(fp, m->black, m->black_len);
+	fputs(json ? ",\"date\":" : " date=", fp);
+	json_string(fp, m->date, m->date_len);
+	fputs(json ? ",\"termination_tag\":" : " termination_tag=", fp);
+	json_string(fp, m->term_text, m->term_text_len);
+	putc('}', fp);
+}
+
+static void
+show_eval(FILE *fp, int json, const pf_eval *e, const pf_board *b,
+    int board_ok)
+{
+	pf_board pv_board;
+	pf_undo u;
+	char mb[PF_UCI_MAX + 8];
+	int i, ok;
+
+	if (json) {
+		fprintf(fp, "{\"type\":\"eval\",\"source\":\"%s\",\"limit\":"
+		    "\"%s\",\"limit_value\":%" PRIu64 ",\"score\":{\"%s\":%"
+		    PRId32 "},\"cp\":%" PRId32 ",\"bound\":%s,",
+		    NAME(source_names, e->source),
+		    NAME(limit_names, e->limit_kind), e->limit,
+		    e->score_kind == PF_SCORE_MATE ? "mate" : "cp", e->score,
+		    pf_score_cp(e->score_kind, e->score),
+		    e->flags & PF_EVF_LOWER ? "\"lower\"" :
+		    e->flags & PF_EVF_UPPER ? "\"upper\"" : "null");
+		if (e->flags & PF_EVF_WDL)
+			fprintf(fp, "\"wdl\":[%u,%u,%u],", e->wdl[0],
+			    e->wdl[1], e->wdl[2]);
+		else
+			fputs("\"wdl\":null,", fp);
+		fprintf(fp, "\"depth\":%u,\"seldepth\":%u,\"nodes\":%" PRIu64
+		    ",\"time_ms\":%" PRIu32 ",\"multipv\":%u,\"best\":\"%s\","
+		    "\"pv\":[", e->depth, e->seldepth, e->nodes, e->time_ms,
+		    e->multipv, move_text(b, board_ok, e->best, mb));
+	} else {
+		fprintf(fp, "eval{src=%s limit=", NAME(source_names,
+		    e->source));
+		limit_text(fp, e->limit_kind, e->limit);
+		fputs(" score=", fp);
+		score_text(fp, e->score_kind, e->score);
+		if (e->flags & PF_EVF_LOWER)
+			fputs(" bound=lower", fp);
+		if (e->flags & PF_EVF_UPPER)
+			fputs(" bound=upper", fp);
+		if (e->flags & PF_EVF_WDL)
+			fprintf(fp, " wdl=%u,%u,%u", e->wdl[0], e->wdl[1],
+			    e->wdl[2]);
+		fprintf(fp, " depth=%u seldepth=%u nodes=%" PRIu64 " time=%"
+		    PRIu32 " multipv=%u best=%s pv=", e->depth, e->seldepth,
+		    e->nodes, e->time_ms, e->multipv,
+		    move_text(b, board_ok, e->best, mb));
+	}
+	/* The PV is replayed so that its moves can be shown as UCI text. */
+	pv_board = *b;
+	ok = board_ok;
+	for (i = 0; i < e->pv_len; i++) {
+		if (json)
+			fprintf(fp, "%s\"%s\"", i ? "," : "",
+			    move_text(&pv_board, ok, e->pv[i], mb));
+		else
+			fprintf(fp, "%s%s", i ? "," : "",
+			    move_text(&pv_board, ok, e->pv[i], mb));
+		if (ok && pf_is_legal(&pv_board, e->pv[i]))
+			pf_make_move(&pv_board, e->pv[i], &u);
+		else
+			ok = 0;
+	}
+	if (!json && e->pv_len == 0)
+		putc('-', fp);
+	fputs(json ? "],\"engine\":" : " engine=", fp);
+	json_string(fp, e->engine, e->engine_len);
+	putc('}', fp);
+}
+
+static void
+show_movescores(FILE *fp, int json, const pf_movescores *s,
+    const pf_board *b, int board_ok)
+{
+	char mb[PF_UCI_MAX + 8];
+	int i;
+
+	if (json) {
+		fprintf(fp, "{\"type\":\"movescores\",\"limit\":\"%s\","
+		    "\"limit_value\":%" PRIu64 ",\"depth\":%u,\"complete\":%s,"
+		    "\"intermediate\":%s,\"moves\":[",
+		    NAME(limit_names, s->limit_kind), s->limit, s->depth,
+		    s->flags & PF_MSF_COMPLETE ? "true" : "false",
+		    s->flags & PF_MSF_INTERMEDIATE ? "true" : "false");
+		for (i = 0; i < s->n; i++)
+			fprintf(fp, "%s{\"move\":\"%s\",\"%s\":%" PRId32
+			    ",\"cp\":%" PRId32 ",\"depth\":%u}", i ? "," : "",
+			    move_text(b, board_ok, s->m[i].move, mb),
+			    s->m[i].score_kind == PF_SCORE_MATE ? "mate" : "cp",
+			    s->m[i].score,
+			    pf_score_cp(s->m[i].score_kind, s->m[i].score),
+			    s->m[i].depth);
+		fputs("]}", fp);
+		return;
+	}
+	fputs("movescores{limit=", fp);
+	limit_text(fp, s->limit_kind, s->limit);
+	fprintf(fp, " depth=%u%s%s n=%u", s->depth,
+	    s->flags & PF_MSF_COMPLETE ? " complete" : "",
+	    s->flags & PF_MSF_INTERMEDIATE ? " intermediate" : "", s->n);
+	for (i = 0; i < s->n; i++) {
+		fprintf(fp, " %s:", move_text(b, board_ok, s->m[i].move, mb));
+		score_text(fp, s->m[i].score_kind, s->m[i].score);
+		fprintf(fp, "@%u", s->m[i].depth);
+	}
+	putc('}', fp);
+}
+
+static void
+show_policy(FILE *fp, int json, const pf_policy *p, const pf_board *b,
+    int board_ok)
+{
+	char mb[PF_UCI_MAX + 8];
+	int i;
+
+	if (json)
+		fprintf(fp, "{\"type\":\"policy\",\"method\":\"%s\",\"param1\":"
+		    "%.9g,\"param2\":%.9g,\"moves\":[",
+		    NAME(policy_names, p->method), p->param1, p->param2);
+	else
+		fprintf(fp, "policy{method=%s param1=%g param2=%g n=%u",
+		    NAME(policy_names, p->method), p->param1, p->param2, p->n);
+	for (i = 0; i < p->n; i++) {
+		if (json)
+			fprintf(fp, "%s{\"move\":\"%s\",\"q\":%u,\"p\":%.6f}",
+			    i ? "," : "", move_text(b, board_ok, p->move[i],
+			    mb), p->prob[i], p->prob[i] / 65535.0);
+		else
+			fprintf(fp, " %s:%.4f", move_text(b, board_ok,
+			    p->move[i], mb), p->prob[i] / 65535.0);
+	}
+	fputs(json ? "]}" : "}", fp);
+}
+
+static void
+show_value(FILE *fp, int json, const pf_value *v)
+{
+	if (json)
+		fprintf(fp, "{\"type\":\"value\",\"method\":\"%s\",\"scale\":"
+		    "\"%s\",\"param1\":%.9g,\"param2\":%.9g,\"lambda\":%.9g,"
+		    "\"target\":%.9g}", NAME(value_names, v->method),
+		    v->scale ? "S" : "Q", v->param1, v->param2, v->lambda,
+		    v->target);
+	else
+		fprintf(fp, "value{method=%s scale=%s param1=%g param2=%g "
+		    "lambda=%g target=%.6f}", NAME(value_names, v->method),
+		    v->scale ? "S" : "Q", v->param1, v->param2, v->lambda,
+		    v->target);
+}
+
+static void
+show_clock(FILE *fp, int json, const pf_clock *c)
+{
+	if (json) {
+		fputs("{\"type\":\"clock\",\"white_ms\":", fp);
+		if (c->white_ms == PF_U32_UNKNOWN)
+			fputs("null", fp);
+		else
+			fprintf(fp, "%" PRIu32, c->white_ms);
+		fputs(",\"black_ms\":", fp);
+		if (c->black_ms == PF_U32_UNKNOWN)
+			fputs("null", fp);
+		else
+			fprintf(fp, "%" PRIu32, c->black_ms);
+		putc('}', fp);
+		return;
+	}
+	fputs("clock{white=", fp);
+	if (c->white_ms == PF_U32_UNKNOWN)
+		fputs("-", fp);
+	else
+		fprintf(fp, "%" PRIu32 ".%03" PRIu32, c->white_ms / 1000,
+		    c->white_ms % 1000);
+	fputs(" black=", fp);
+	if (c->black_ms == PF_U32_UNKNOWN)
+		fputs("-", fp);
+	else
+		fprintf(fp, "%" PRIu32 ".%03" PRIu32, c->black_ms / 1000,
+		    c->black_ms % 1000);
+	putc('}', fp);
+}
+
+static void
+show_unknown(FILE *fp, int json, const pf_ext *x, const char *why)
+{
+	uint32_t i;
+
+	if (!json) {
+		fprintf(fp, "ext{type=%u len=%" PRIu32 "%s%s}", x->type, x->len,
+		    why ? " " : "", why ? why : "");
+		return;
+	}
+	fprintf(fp, "{\"type\":%u,\"len\":%" PRIu32 ",", x->type, x->len);
+	if (why)
+		fprintf(fp, "\"error\":\"%s\",", why);
+	fputs("\"hex\":\"", fp);
+	for (i = 0; i < x->len; i++)
+		fprintf(fp, "%02x", x->data[i]);
+	fputs("\"}", fp);
+}
+
+static enum field
+ext_field(uint16_t type)
+{
+	switch (type) {
+	case PF_EXT_META:
+		return F_META;
+	case PF_EXT_EVAL:
+		return F_EVAL;
+	case PF_EXT_MOVESCORES:
+		return F_MOVESCORES;
+	case PF_EXT_CLOCK:
+		return F_CLOCK;
+	case PF_EXT_POLICY:
+		return F_POLICY;
+	case PF_EXT_VALUE:
+		return F_VALUE;
+	default:
+		return F_EXT;
+	}
+}
+
+/*
+ * Show one extension if its field is wanted.  Returns 1 when something was
+ * printed, -1 when a known type failed to decode (shown raw, counted as a
+ * data error).
+ */
+static int
+show_ext(FILE *fp, const struct opts *o, const pf_ext *x, const pf_board *b,
+    int board_ok)
+{
+	static pf_eval ev;
+	static pf_movescores ms;
+	static pf_policy po;
+	pf_meta me;
+	pf_value va;
+	pf_clock cl;
+	int bad = 0;
+
+	switch (x->type) {
+	case PF_EXT_META:
+		if (!o->want[F_META])
+			return 0;
+		if ((bad = pf_meta_decode(x, &me)) == 0)
+			show_meta(fp, o->json, &me);
+		break;
+	case PF_EXT_EVAL:
+		if (!o->want[F_EVAL])
+			return 0;
+		if ((bad = pf_eval_decode(x, &ev)) == 0)
+			show_eval(fp, o->json, &ev, b, board_ok);
+		break;
+	case PF_EXT_MOVESCORES:
+		if (!o->want[F_MOVESCORES])
+			return 0;
+		if ((bad = pf_movescores_decode(x, &ms)) == 0)
+			show_movescores(fp, o->json, &ms, b, board_ok);
+		break;
+	case PF_EXT_CLOCK:
+		if (!o->want[F_CLOCK])
+			return 0;
+		if ((bad = pf_clock_decode(x, &cl)) == 0)
+			show_clock(fp, o->json, &cl);
+		break;
+	case PF_EXT_POLICY:
+		if (!o->want[F_POLICY])
+			return 0;
+		if ((bad = pf_policy_decode(x, &po)) == 0)
+			show_policy(fp, o->json, &po, b, board_ok);
+		break;
+	case PF_EXT_VALUE:
+		if (!o->want[F_VALUE])
+			return 0;
+		if ((bad = pf_value_decode(x, &va)) == 0)
+			show_value(fp, o->json, &va);
+		break;
+	default:
+		if (!o->want[F_EXT])
+			return 0;
+		show_unknown(fp, o->json, x, NULL);
+		return 1;
+	}
+	if (bad) {
+		show_unknown(fp, o->json, x, "malformed");
+		return -1;
+	}
+	return 1;
+}
+
+/* Print one record; returns 0, or -1 if part of it was malformed. */
+static int
+show_record(FILE *fp, const struct opts *o, const pf_record *rec,
+    const char *name, uint64_t recno)
+{
+	pf_board b;
+	pf_ext_iter it;
+	pf_ext x;
+	char err[128], fen[PF_FEN_MAX], mb[PF_UCI_MAX + 8], san[PF_SAN_MAX];
+	const char *sep = " ";
+	int board_ok, i, j, first = 1, status = 0, n, r;
+
+	board_ok = pf_board_unpack(&b, rec->pos, rec->flags & PF_RF_CHESS960,
+	    err, sizeof(err)) == 0;
+	if (!board_ok) {
+		pf_warnx("%s: record %" PRIu64 ": invalid position: %s", name,
+		    recno, err);
+		status = -1;
+	}
+	if (o->json)
+		putc('{', fp);
+	for (i = 0; i < o->nfields; i++) {
+		enum field f = o->fields[i];
+
+		if (f >= F_META)
+			continue;	/* extensions follow, in record order */
+		if (o->json)
+			fprintf(fp, "%s\"%s\":", first ? "" : ",",
+			    field_names[f]);
+		else if (!first)
+			fputs(sep, fp);
+		sep = f == F_FEN ? " | " : " ";
+		switch (f) {
+		case F_FEN:
+			if (board_ok)
+				pf_board_to_fen(&b, fen);
+			else
+				snprintf(fen, sizeof(fen), "invalid");
+			if (o->json && board_ok)
+				fprintf(fp, "\"%s\"", fen);
+			else if (o->json)
+				fputs("null", fp);
+			else
+				fputs(fen, fp);
+			break;
+		case F_GAME:
+			fprintf(fp, o->json ? "\"%016" PRIx64 "\"" :
+			    "game=%016" PRIx64, rec->game_id);
+			break;
+		case F_PLY:
+			fprintf(fp, o->json ? "%u" : "ply=%u", rec->ply);
+			break;
+		case F_MOVE:
+			fprintf(fp, o->json ? "\"%s\"" : "move=%s",
+			    move_text(&b, board_ok, rec->move, mb));
+			break;
+		case F_SAN:
+			if (rec->move != PF_MOVE_NONE && board_ok &&
+			    pf_is_legal(&b, rec->move))
+				pf_move_to_san(&b, rec->move, san);
+			else
+				strcpy(san, rec->move ? "?" : "-");
+			fprintf(fp, o->json ? "\"%s\"" : "san=%s", san);
+			break;
+		case F_RESULT:
+			fprintf(fp, o->json ? "\"%s\"" : "result=%s",
+			    result_text(rec->result));
+			break;
+		case F_FLAGS:
+			fputs(o->json ? "[" : "flags=", fp);
+			for (j = 0, n = 0; j < 16; j++) {
+				if (!(rec->flags & (1u << j)))
+					continue;
+				if (flag_names[j])
+					fprintf(fp, o->json ? "%s\"%s\"" :
+					    "%s%s", n ? "," : "",
+					    flag_names[j]);
+				else
+					fprintf(fp, o->json ? "%s\"bit%d\"" :
+					    "%sbit%d", n ? "," : "", j);
+				n++;
+			}
+			if (o->json)
+				putc(']', fp);
+			else if (n == 0)
+				putc('-', fp);
+			break;
+		default:
+			break;
+		}
+		first = 0;
+	}
+	/* Extensions in record order, each shown in full. */
+	for (i = F_META; i < F_NFIELDS && !o->want[i]; i++)
+		;
+	if (i < F_NFIELDS) {
+		if (o->json)
+			fprintf(fp, "%s\"exts\":[", first ? "" : ",");
+		n = 0;
+		pf_ext_iter_init(&it, rec);
+		while ((r = pf_ext_next(&it, &x)) == 1) {
+			if (!o->want[ext_field(x.type)])
+				continue;
+			if (o->json ? n > 0 : !first)
+				fputs(o->json ? "," : sep, fp);
+			sep = " ";
+			if (show_ext(fp, o, &x, &b, board_ok) < 0) {
+				pf_warnx("%s: record %" PRIu64 ": malformed %s "
+				    "extension (%" PRIu32 " bytes)", name,
+				    recno, pf_ext_type_name(x.type), x.len);
+				status = -1;
+			}
+			n++;
+			first = 0;
+		}
+		if (r < 0) {
+			pf_warnx("%s: record %" PRIu64 ": malformed extension "
+			    "area", name, recno);
+			status = -1;
+		}
+		if (o->json)
+			putc(']', fp);
+	}
+	fputs(o->json ? "}\n" : "\n", fp);
+	return status;
+}
+
+static int
+dump_one(const struct opts *o, const char *path, FILE *out,
+    uint64_t *total)
+{
+	pf_reader *r;
+	pf_record rec;
+	const char *name = pf_input_name(path);
+	int status = 0, rv;
+
+	if ((r = pf_reader_open_path(path)) == NULL) {
+		pf_warn("%s", name);
+		return -1;
+	}
+	while ((rv = pf_reader_next(r, &rec)) != 0) {
+		if (rv < 0) {
+			pf_warnx("%s", pf_reader_error(r));
+			status = -1;
+			continue;
+		}
+		if (o->count)
+			continue;
+		if (show_record(out, o, &rec, name, pf_reader_records(r)) < 0)
+			status = -1;
+		if (ferror(out))
+			break;
+	}
+	if (o->count)
+		fprintf(out, "%" PRIu64 " %s\n", pf_reader_records(r), name);
+	*total += pf_reader_records(r);
+	pf_reader_free(r);
+	return status;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "count", no_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "fields", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts o;
+	FILE *out = stdout;
+	uint64_t total = 0;
+	int ch, i, status = PF_EXIT_OK;
+
+	pf_prog_init(argv[0]);
+	memset(&o, 0, sizeof(o));
+	for (i = 0; i < F_NFIELDS; i++) {
+		o.fields[i] = (enum field)i;
+		o.want[i] = 1;
+	}
+	o.nfields = F_NFIELDS;
+	while ((ch = getopt_long(argc, argv, "cjo:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			o.count = 1;
+			break;
+		case 'j':
+			o.json = 1;
+			break;
+		case 'F':
+			if (parse_fields(&o, optarg) == -1) {
+				usage();
+				return PF_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'h':
+			fputs(USAGE, stdout);
+			return PF_EXIT_OK;
+		case 'V':
+			pf_print_version();
+			return PF_EXIT_OK;
+		default:
+			usage();
+			return PF_EXIT_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	if (o.output != NULL && strcmp(o.output, "-") != 0 &&
+	    (out = fopen(o.output, "w")) == NULL) {
+		pf_warn("%s", o.output);
+		return PF_EXIT_DATA;
+	}
+	setvbuf(out, NULL, _IOFBF, 1 << 16);
+	if (argc == 0) {
+		if (dump_one(&o, "-", out, &total) < 0)
+			status = PF_EXIT_DATA;
+	}
+	for (i = 0; i < argc; i++)
+		if (dump_one(&o, argv[i], out, &total) < 0)
+			status = PF_EXIT_DATA;
+	if (o.count && argc > 1)
+		fprintf(out, "%" PRIu64 " total\n", total);
+	if (fflush(out) == EOF || ferror(out)) {
+		if (errno != EPIPE) {
+			pf_warn("%s", o.output ? o.output : "stdout");
+			status = PF_EXIT_DATA;
+		}
+	}
+	if (out != stdout)
+		fclose(out);
+	return status;
+}

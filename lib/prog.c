@@ -1,0 +1,190 @@
+/*
+ * prog.c - the parts every posflow program shares (see prog.h).  This is
+ * the one library module that writes to stderr; it never exits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prog.h"
+
+static const char *progname = "posflow";
+
+void
+pf_prog_init(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+
+	progname = slash ? slash + 1 : name;
+	/* A closed pipe must surface as EPIPE so tools can stop quietly. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+const char *
+pf_progname(void)
+{
+	return progname;
+}
+
+static void
+vwarn(int with_errno, const char *fmt, va_list ap)
+{
+	int saved = errno;
+	char buf[4096];
+	int n;
+
+	/* One write per message, so messages of parallel tools do not mix. */
+	n = snprintf(buf, sizeof(buf), "%s: ", progname);
+	if (n < 0)
+		return;
+	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	if (with_errno && n < (int)sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - n, ": %s",
+		    strerror(saved));
+	if (n >= (int)sizeof(buf) - 1)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	fwrite(buf, 1, n, stderr);
+	fflush(stderr);
+	errno = saved;
+}
+
+void
+pf_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(0, fmt, ap);
+	va_end(ap);
+}
+
+void
+pf_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(1, fmt, ap);
+	va_end(ap);
+}
+
+void
+pf_print_version(void)
+{
+	printf("%s (posflow) %s\n", progname, PF_VERSION);
+}
+
+long long
+pf_strtonum(const char *s, long long min, long long max, const char **errstr)
+{
+	char *end;
+	long long v;
+
+	*errstr = "invalid";
+	if (s == NULL || *s == '\0' || *s == ' ' || *s == '\t')
+		return 0;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end != '\0')
+		return 0;
+	if ((errno == ERANGE && v == LLONG_MIN) || v < min) {
+		*errstr = "too small";
+		return 0;
+	}
+	if ((errno == ERANGE && v == LLONG_MAX) || v > max) {
+		*errstr = "too large";
+		return 0;
+	}
+	*errstr = NULL;
+	return v;
+}
+
+double
+pf_strtod(const char *s, double min, double max, const char **errstr)
+{
+	char *end;
+	double v;
+
+	*errstr = "invalid";
+	if (s == NULL || *s == '\0' || *s == ' ' || *s == '\t')
+		return 0;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end != '\0' || !isfinite(v))
+		return 0;
+	if (v < min) {
+		*errstr = "too small";
+		return 0;
+	}
+	if (v > max) {
+		*errstr = "too large";
+		return 0;
+	}
+	*errstr = NULL;
+	return v;
+}
+
+static int
+ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int
+pf_open_output(const char *path, int force, int *compress)
+{
+	int fd;
+
+	if (path == NULL || strcmp(path, "-") == 0) {
+		fd = STDOUT_FILENO;
+	} else {
+		if (compress != NULL && ends_with(path, ".zst"))
+			*compress = 1;
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd == -1)
+			return -1;
+	}
+	if (!force && isatty(fd)) {
+		if (fd != STDOUT_FILENO)
+			close(fd);
+		errno = ENOTTY;
+		return -1;
+	}
+	return fd;
+}
+
+void
+pf_warn_output(const char *path)
+{
+	if (errno == ENOTTY)
+		pf_warnx("refusing to write binary output to a terminal "
+		    "(use -f to force)");
+	else
+		pf_warn("%s", path == NULL ? "stdout" : path);
+}
+
+pf_writer_opts
+pf_default_writer_opts(int compress)
+{
+	pf_writer_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.zstd_level = compress ? 3 : 0;
+	return o;
+}
+
+const char *
+pf_input_name(const char *path)
+{
+	return path == NULL || strcmp(path, "-") == 0 ? "stdin" : path;
+}

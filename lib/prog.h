@@ -1,0 +1,63 @@
+/*
+ * prog.h - what every posflow program shares: the program name, messages
+ * in the form "prog: file: record N: reason", the range-checked number
+ * parser, and opening the binary output (refused on a terminal unless
+ * forced, zstd when asked or when the name ends in .zst).
+ *
+ * This is the one library module meant for cmd/ only: pf_warn/pf_warnx
+ * write to stderr (that is their job).  Like the rest of lib/, nothing here
+ * exits; the program decides its status (0 ok, 1 data / I/O / engine,
+ * 2 usage).
+ */
+#ifndef PF_PROG_H
+#define PF_PROG_H
+
+#include <stdint.h>
+
+#include "record.h"
+
+#define PF_VERSION	"0.1.0"
+
+enum { PF_EXIT_OK = 0, PF_EXIT_DATA = 1, PF_EXIT_USAGE = 2 };
+
+/* Set the program name used in messages; ignores SIGPIPE so that a closed
+   pipe shows up as EPIPE (which tools end on quietly). */
+void	pf_prog_init(const char *name);
+const char *pf_progname(void);
+
+/* "prog: " + formatted message + "\n" on stderr. pf_warn appends
+   ": strerror(errno)". */
+void	pf_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	pf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "prog --version" output: "prog (posflow) 0.1.0". */
+void	pf_print_version(void);
+
+/*
+ * Parse a whole decimal integer in [min, max].  On error returns 0 and sets
+ * *errstr to "invalid", "too small" or "too large" (as OpenBSD strtonum);
+ * on success *errstr = NULL.
+ */
+long long pf_strtonum(const char *s, long long min, long long max,
+	    const char **errstr);
+/* Same for a finite floating-point number in [min, max]. */
+double	pf_strtod(const char *s, double min, double max, const char **errstr);
+
+/*
+ * Open the binary output: path NULL or "-" is stdout.  Refuses a terminal
+ * unless force (returns -1, errno ENOTTY).  *compress is set to 1 when the
+ * name ends in ".zst".  Returns the fd, or -1 with errno set.
+ */
+int	pf_open_output(const char *path, int force, int *compress);
+
+/* Report a failed pf_open_output: for a terminal, "refusing to write
+   binary output to a terminal (use -f to force)", else path: strerror. */
+void	pf_warn_output(const char *path);
+
+/* Writer options for a tool: zstd level 3 when compress, else none. */
+pf_writer_opts pf_default_writer_opts(int compress);
+
+/* The name to use in messages for an input operand ("-" -> "stdin"). */
+const char *pf_input_name(const char *path);
+
+#endif

@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# The conventions every posflow tool follows (posflow(7)): --help prints
+# exactly the man page's SYNOPSIS, --version, usage errors exit 2 with
+# nothing on stdout, binary output is refused on a terminal, every tool
+# has a man page, a bats file and a README line, and every man page is
+# mandoc -Tlint clean.
+
+load helper
+
+tools() {
+	local f
+	for f in "$TOP"/cmd/*.c; do
+		basename "$f" .c
+	done
+}
+
+# The SYNOPSIS of a man page as one line of words.
+synopsis() {
+	mandoc -Tascii -O width=300 "$1" | col -b |
+		awk '/^SYNOPSIS/ {on = 1; next} /^[A-Z]/ {on = 0} on' |
+		tr -s ' \n' '  ' | sed 's/^ //; s/ $//'
+}
+
+@test "every tool has a man page, a bats file and a README line" {
+	for t in $(tools); do
+		[ -f "$TOP/man/man1/$t.1" ] || fail "no man/man1/$t.1"
+		[ -f "$TOP/tests/$t.bats" ] || fail "no tests/$t.bats"
+		grep -q "\`$t\`" "$TOP/README.md" || fail "README lacks $t"
+	done
+}
+
+@test "every man page is mandoc -Tlint clean" {
+	run mandoc -Tlint -Wwarning "$TOP"/man/man1/*.1 "$TOP"/man/man5/*.5 \
+		"$TOP"/man/man7/*.7
+	assert_success
+	assert_output ""
+}
+
+@test "--help prints the man page SYNOPSIS and exits 0" {
+	for t in $(tools); do
+		run "$t" --help
+		assert_success
+		got=$(printf '%s\n' "$output" | sed '1s/^usage: //' |
+			tr -s ' \n' '  ' | sed 's/^ //; s/ $//')
+		want=$(synopsis "$TOP/man/man1/$t.1")
+		[ "$got" = "$want" ] ||
+			fail "$t --help: '$got' but SYNOPSIS says '$want'"
+	done
+}
+
+@test "--version names the tool and posflow" {
+	for t in $(tools); do
+		run "$t" --version
+		assert_success
+		assert_output --regexp "^$t \(posflow\) [0-9]+\.[0-9]+\.[0-9]+$"
+	done
+}
+
+@test "an unknown option exits 2 with usage on stderr, nothing on stdout" {
+	for t in $(tools); do
+		run --separate-stderr "$t" --no-such-option
+		[ "$status" -eq 2 ] || fail "$t: status $status"
+		[ -z "$output" ] || fail "$t wrote to stdout: $output"
+		[[ "$stderr" == *usage:* ]] || fail "$t: no usage: $stderr"
+	done
+}
+
+@test "binary output is refused on a terminal unless -f" {
+	# posdump writes text; every other tool writes a record stream.
+	for t in $(tools); do
+		[ "$t" = posdump ] && continue
+		run script -qec "$t -o /dev/tty < /dev/null" /dev/null
+		[ "$status" -eq 1 ] || fail "$t: status $status"
+		[[ "$output" == *terminal* ]] || fail "$t: $output"
+	done
+}
+
+@test "a missing input file is exit 1 naming the file" {
+	for t in $(tools); do
+		run --separate-stderr "$t" -o out "$BATS_TEST_TMPDIR/nonexistent"
+		[ "$status" -eq 1 ] || fail "$t: status $status"
+		[[ "$stderr" == *"$t: "*nonexistent* ]] || fail "$t: $stderr"
+	done
+}

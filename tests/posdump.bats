@@ -1,0 +1,172 @@
+#!/usr/bin/env bats
+# posdump: text and JSON views of a stream, counts, and every kind of bad
+# input.  Streams are made with the mkrec test tool (tests/tools/mkrec.c).
+
+load helper
+
+MKREC="$BUILD_DIR/tests/tools/mkrec"
+
+START='rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
+AFTER_E4='rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1'
+MATED='rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3'
+
+three() {
+	"$MKREC" <<-EOF
+	$START game=1 ply=0 result=1-0 move=e2e4
+	$AFTER_E4 game=1 ply=1 result=1-0 move=e7e5 eval=cp:-31@depth:12
+	$MATED game=2 ply=4 result=0-1 flags=0x13
+	EOF
+}
+
+@test "golden text output" {
+	three > s.pos
+	run posdump s.pos
+	assert_success
+	assert_line --index 0 "$START | game=0000000000000001 ply=0 move=e2e4 san=e4 result=1-0 flags=-"
+	assert_line --index 1 --partial "$AFTER_E4 | game=0000000000000001 ply=1 move=e7e5 san=e5 result=1-0 flags=- eval{"
+	assert_line --index 1 --partial "limit=depth:12 score=cp:-31"
+	assert_line --index 2 "$MATED | game=0000000000000002 ply=4 move=- san=- result=0-1 flags=check,mate,last"
+	[ "${#lines[@]}" -eq 3 ]
+}
+
+@test "JSON Lines parse and carry every field" {
+	three > s.pos
+	run posdump --json s.pos
+	assert_success
+	[ "${#lines[@]}" -eq 3 ]
+	printf '%s\n' "$output" | jq -e . >/dev/null
+	run jq -r '[.fen, .game, .ply, .move, .san, .result, (.flags|join(","))] | join("|")' <(posdump -j s.pos)
+	assert_line --index 0 "$START|0000000000000001|0|e2e4|e4|1-0|"
+	assert_line --index 2 "$MATED|0000000000000002|4|-|-|0-1|check,mate,last"
+	run jq -r '.exts[0] | "\(.type) \(.limit) \(.limit_value) \(.score.cp) \(.cp)"' <(posdump -j s.pos | sed -n 2p)
+	assert_output "eval depth 12 -31 -31"
+}
+
+@test "--fields selects and orders core fields" {
+	three > s.pos
+	run posdump --fields ply,fen s.pos
+	assert_success
+	assert_line --index 0 "ply=0 $START"
+	run posdump -j --fields game s.pos
+	assert_line --index 0 '{"game":"0000000000000001"}'
+}
+
+@test "unknown extensions are shown as type and length, and in hex in JSON" {
+	"$MKREC" <<< "$START ext=32769:0a0b0c" > s.pos
+	run posdump --fields ext s.pos
+	assert_success
+	assert_output "ext{type=32769 len=3}"
+	run posdump -j --fields ext s.pos
+	assert_output '{"exts":[{"type":32769,"len":3,"hex":"0a0b0c"}]}'
+}
+
+@test "per-move scores are decoded" {
+	"$MKREC" <<< "$START scores=e2e4:cp:30,d2d4:cp:25,g1f3:mate:-3" > s.pos
+	run posdump --fields movescores s.pos
+	assert_success
+	assert_output --partial "n=3 e2e4:cp:30@"
+	assert_output --partial "g1f3:mate:-3@"
+}
+
+@test "-c counts records per input and in total" {
+	three > a.pos
+	"$MKREC" <<< "$START" > b.pos
+	run posdump -c a.pos b.pos
+	assert_success
+	assert_output "3 a.pos
+1 b.pos
+4 total"
+}
+
+@test "empty input: an empty stream, a 0-byte file, no input" {
+	: > empty
+	run posdump empty
+	assert_success
+	assert_output ""
+	"$MKREC" < /dev/null > none.pos
+	run posdump -c none.pos
+	assert_success
+	assert_output "0 none.pos"
+	run posdump -c < /dev/null
+	assert_success
+	assert_output "0 stdin"
+}
+
+@test "concatenated and compressed streams" {
+	three > a.pos
+	cat a.pos a.pos > aa.pos
+	run posdump -c aa.pos
+	assert_output "6 aa.pos"
+	zstd -q -c a.pos > a.pos.zst
+	gzip -c a.pos > a.pos.gz
+	cat a.pos.zst a.pos.zst > aa.pos.zst
+	run posdump -c a.pos.zst a.pos.gz aa.pos.zst
+	assert_success
+	assert_line --index 0 "3 a.pos.zst"
+	assert_line --index 1 "3 a.pos.gz"
+	assert_line --index 2 "6 aa.pos.zst"
+	diff <(posdump a.pos) <(posdump a.pos.zst)
+}
+
+@test "truncated stream: complete records shown, then exit 1 with the offset" {
+	three > a.pos
+	size=$(stat -c %s a.pos)
+	# Cut inside the third record: two complete records survive.
+	head -c $((size - 24 - 20)) a.pos > cut.pos
+	run --separate-stderr posdump cut.pos
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "$stderr" == "posdump: cut.pos: "*truncated*offset* ]]
+}
+
+@test "a flipped byte is caught by the checksum and named by block" {
+	three > a.pos
+	cp a.pos bad.pos
+	# The first block's payload starts at 16 + 24; flip a byte in it.
+	printf '\x55' | dd of=bad.pos bs=1 seek=50 conv=notrunc 2>/dev/null
+	cat bad.pos a.pos > mixed.pos
+	run --separate-stderr posdump -c bad.pos
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"bad.pos: "*block*checksum* ]]
+	# A damaged stream does not stop the next input.
+	run --separate-stderr posdump -c bad.pos a.pos
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"3 a.pos"* ]]
+}
+
+@test "wrong magic and a future version are clear errors" {
+	printf 'hello world, not a stream\n' > text.pos
+	run --separate-stderr posdump text.pos
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"text.pos: "*"not a posflow stream"* ]]
+	three > a.pos
+	cp a.pos future.pos
+	printf '\x09' | dd of=future.pos bs=1 seek=4 conv=notrunc 2>/dev/null
+	run --separate-stderr posdump future.pos
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"future.pos: "*version* ]]
+}
+
+@test "a closed output pipe ends quietly" {
+	for i in $(seq 2000); do echo "$START game=$i"; done | "$MKREC" > big.pos
+	run bash -c 'posdump big.pos | head -n 1; echo "rc=${PIPESTATUS[0]}"'
+	assert_line --index 0 --partial "$START"
+	assert_line --index 1 "rc=0"
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "invalid calls exit 2 with nothing on stdout" {
+	while read -r args; do
+		run --separate-stderr posdump $args
+		[ "$status" -eq 2 ] || fail "posdump $args: status $status"
+		[ -z "$output" ] || fail "posdump $args: stdout $output"
+		[[ "$stderr" == *usage:* ]] || fail "posdump $args: $stderr"
+	done <<-'EOF'
+	-x
+	--fields nosuchfield
+	--fields fen,,ply
+	--fields
+	--json=1
+	EOF
+}
