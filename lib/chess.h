@@ -99,6 +99,9 @@ void	pf_board_startpos(pf_board *b);
  * err for anything invalid.  An en passant square that is well-formed and
  * possible (right rank, a pawn that could just have double-pushed, empty
  * squares behind it) but allows no legal capture is accepted and dropped.
+ * A half-move clock above 255 is stored as 255; a full-move number of 0
+ * as 1.  Castling letters that need a Chess960 rook or king also set
+ * chess960; a caller that knows the game is Chess960 may set it after.
  */
 int	pf_board_from_fen(pf_board *b, const char *fen, char *err,
 	    size_t errlen);
@@ -128,6 +131,8 @@ int	pf_is_legal(const pf_board *b, pf_move m);
 void	pf_make_move(pf_board *b, pf_move m, pf_undo *u);
 void	pf_unmake_move(pf_board *b, pf_move m, const pf_undo *u);
 
+/* Leaf count of the legal move tree to depth (bulk-counted at the last
+   ply); 1 for depth 0. */
 uint64_t pf_perft(pf_board *b, int depth);
 
 int	pf_in_check(const pf_board *b);
@@ -147,10 +152,11 @@ int	pf_fifty_move_draw(const pf_board *b);
 int	pf_repetition_count(const uint64_t *keys, int n, int rule50);
 
 /*
- * Position hash: XXH64 (seed 0) of a canonical encoding (the packed
- * position without rule50 and fullmove; ep only when a legal capture
- * exists, which pf_board guarantees).  Equal positions in the sense of the
- * repetition rule hash equal.
+ * Position hash: XXH64 (seed 0) of a canonical encoding: the first 25
+ * bytes of pf_board_pack's output, i.e. the packed position without
+ * rule50 and fullmove (ep only when a legal capture exists, which pf_board
+ * guarantees).  Equal positions in the sense of the repetition rule hash
+ * equal.
  */
 uint64_t pf_board_hash(const pf_board *b);
 
@@ -186,9 +192,33 @@ void	pf_board_pack(const pf_board *b, uint8_t out[PF_PACKED_SIZE]);
  * Inverse of pf_board_pack, validated like a FEN (bad data from a stream
  * must never reach an engine).  chess960 sets the board's chess960 flag
  * (the record flag PF_RF_CHESS960); a castling rook that only Chess960
- * allows also sets it.  0 or -1 with the reason in err.
+ * allows also sets it.  As with a FEN, a possible en passant square that
+ * allows no legal capture is dropped.  0 or -1 with the reason in err.
  */
 int	pf_board_unpack(pf_board *b, const uint8_t in[PF_PACKED_SIZE],
 	    int chess960, char *err, size_t errlen);
+
+/*
+ * Lower-level helpers, for tools that build or inspect boards themselves.
+ * A board built by hand: pf_board_clear, pf_board_put_piece for each piece,
+ * set stm, castle_rooks, ep, clocks and chess960, then pf_board_refresh
+ * (king squares, checkers, key; drops an ep square that allows no legal
+ * capture) and pf_board_validate before using it.
+ */
+void	pf_board_clear(pf_board *b);
+void	pf_board_put_piece(pf_board *b, int sq, uint8_t piece);
+void	pf_board_refresh(pf_board *b);
+uint64_t pf_board_compute_key(const pf_board *b);
+/* Attacks of a rook / bishop on sq with the given occupancy. */
+uint64_t pf_rook_attacks(int sq, uint64_t occ);
+uint64_t pf_bishop_attacks(int sq, uint64_t occ);
+/* Pieces of both colours attacking sq, given occupancy occ. */
+uint64_t pf_attackers_to(const pf_board *b, int sq, uint64_t occ);
+/* 1 if colour by attacks sq on b. */
+int	pf_square_attacked(const pf_board *b, int sq, int by);
+/* 1 if the side to move has a legal en passant capture onto ep. */
+int	pf_ep_capture_exists(const pf_board *b, int ep);
+/* Number of legal moves (the same as pf_gen_legal's count). */
+int	pf_count_legal(const pf_board *b);
 
 #endif

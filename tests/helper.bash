@@ -2,6 +2,8 @@
 # and bats-assert loaded, each test working in its own BATS_TEST_TMPDIR.
 # Use:  load helper   (from tests/<tool>.bats)
 
+bats_require_minimum_version 1.5.0
+
 TOP="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
 BUILD_DIR="${POSFLOW_BUILD:-$TOP/build}"
 export PATH="${POSFLOW_BIN:-$BUILD_DIR/bin}:$PATH"

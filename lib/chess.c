@@ -1,0 +1,1029 @@
+/*
+ * chess.c - the board core: attack tables (magic bitboards), fully legal
+ * move generation, make/unmake, the Zobrist key and perft.
+ *
+ * The tables are computed once at program start by a constructor, before
+ * any thread exists, so every later use is a read of constant data and
+ * needs no locking (uci-eval is multi-threaded).  FEN, SAN, UCI text,
+ * validation and the packed form live in chess_text.c.
+ *
+ * Move generation is legal by construction: pinned pieces move only along
+ * their pin line, in check only moves that capture or block the single
+ * checker are produced, king moves are tested against the opponent's
+ * attacks with the king lifted off the board, and only the rare en passant
+ * capture is tried out on a scratch occupancy.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "chess.h"
+
+struct pf_magic {
+	uint64_t	 mask;
+	uint64_t	 magic;
+	uint64_t	*attacks;
+	unsigned	 shift;
+};
+
+static struct pf_magic rook_magic[64], bishop_magic[64];
+static uint64_t rook_table[0x19000], bishop_table[0x1480];
+
+static uint64_t pf_knight_att[64], pf_king_att[64], pf_pawn_att[2][64];
+static uint64_t pf_between[64][64], pf_line[64][64];
+static uint64_t pf_zobrist_piece[16][64], pf_zobrist_castle[64];
+static uint64_t pf_zobrist_ep[8], pf_zobrist_side;
+
+static inline int
+pop_lsb(uint64_t *b)
+{
+	int sq = __builtin_ctzll(*b);
+
+	*b &= *b - 1;
+	return sq;
+}
+
+static inline uint64_t
+magic_index(const struct pf_magic *m, uint64_t occ)
+{
+	return ((occ & m->mask) * m->magic) >> m->shift;
+}
+
+uint64_t
+pf_rook_attacks(int sq, uint64_t occ)
+{
+	const struct pf_magic *m = &rook_magic[sq];
+
+	return m->attacks[magic_index(m, occ)];
+}
+
+uint64_t
+pf_bishop_attacks(int sq, uint64_t occ)
+{
+	const struct pf_magic *m = &bishop_magic[sq];
+
+	return m->attacks[magic_index(m, occ)];
+}
+
+/* Sliding attacks the slow way, used only to fill the tables. */
+static uint64_t
+slide(int sq, uint64_t occ, const int dirs[4][2])
+{
+	uint64_t att = 0;
+	int d, f, r;
+
+	for (d = 0; d < 4; d++) {
+		f = (sq & 7) + dirs[d][0];
+		r = (sq >> 3) + dirs[d][1];
+		while (f >= 0 && f < 8 && r >= 0 && r < 8) {
+			att |= 1ULL << (r * 8 + f);
+			if (occ & (1ULL << (r * 8 + f)))
+				break;
+			f += dirs[d][0];
+			r += dirs[d][1];
+		}
+	}
+	return att;
+}
+
+static const int rook_dirs[4][2] = { {1, 0}, {-1, 0}, {0, 1}, {0, -1} };
+static const int bishop_dirs[4][2] = { {1, 1}, {1, -1}, {-1, 1}, {-1, -1} };
+
+/* xorshift64*, the generator for the Zobrist keys. */
+static uint64_t
+prng_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+/*
+ * "Fancy" magic multipliers, found once by a Stockfish-style random search
+ * (xorshift64*, seeds 728, 10316, 55013, 32803, 12281, 15100, 16645, 255 by
+ * rank) and fixed here, so start-up only fills the tables (well under a
+ * millisecond) instead of searching (tens of milliseconds per program).
+ */
+static const uint64_t rook_magics[64] = {
+	0x0a80004000801220ULL, 0x8040004010002008ULL, 0x2080200010008008ULL,
+	0x1100100008210004ULL, 0xc200209084020008ULL, 0x2100010004000208ULL,
+	0x0400081000822421ULL, 0x0200010422048844ULL, 0x0800800080400024ULL,
+	0x0001402000401000ULL, 0x3000801000802001ULL, 0x4400800800100083ULL,
+	0x0904802402480080ULL, 0x4040800400020080ULL, 0x0018808042000100ULL,
+	0x4040800080004100ULL, 0x0040048001458024ULL, 0x00a0004000205000ULL,
+	0x3100808010002000ULL, 0x4825010010000820ULL, 0x5004808008000401ULL,
+	0x2024818004000a00ULL, 0x0005808002000100ULL, 0x2100060004806104ULL,
+	0x0080400880008421ULL, 0x4062220600410280ULL, 0x010a004a00108022ULL,
+	0x0000100080080080ULL, 0x0021000500080010ULL, 0x0044000202001008ULL,
+	0x0000100400080102ULL, 0xc020128200040545ULL, 0x0080002000400040ULL,
+	0x0000804000802004ULL, 0x0000120022004080ULL, 0x010a386103001001ULL,
+	0x9010080080800400ULL, 0x8440020080800400ULL, 0x0004228824001001ULL,
+	0x000000490a000084ULL, 0x0080002000504000ULL, 0x200020005000c000ULL,
+	0x0012088020420010ULL, 0x0010010080080800ULL, 0x0085001008010004ULL,
+	0x0002000204008080ULL, 0x0040413002040008ULL, 0x0000304081020004ULL,
+	0x0080204000800080ULL, 0x3008804000290100ULL, 0x1010100080200080ULL,
+	0x2008100208028080ULL, 0x5000850800910100ULL, 0x8402019004680200ULL,
+	0x0120911028020400ULL, 0x0000008044010200ULL, 0x0020850200244012ULL,
+	0x0020850200244012ULL, 0x0000102001040841ULL, 0x140900040a100021ULL,
+	0x000200282410a102ULL, 0x000200282410a102ULL, 0x000200282410a102ULL,
+	0x4048240043802106ULL,
+};
+static const uint64_t bishop_magics[64] = {
+	0x40106000a1160020ULL, 0x0020010250810120ULL, 0x2010010220280081ULL,
+	0x002806004050c040ULL, 0x0002021018000000ULL, 0x2001112010000400ULL,
+	0x0881010120218080ULL, 0x1030820110010500ULL, 0x0000120222042400ULL,
+	0x2000020404040044ULL, 0x8000480094208000ULL, 0x0003422a02000001ULL,
+	0x000a220210100040ULL, 0x8004820202226000ULL, 0x0018234854100800ULL,
+	0x0100004042101040ULL, 0x0004001004082820ULL, 0x0010000810010048ULL,
+	0x1014004208081300ULL, 0x2080818802044202ULL, 0x0040880c00a00100ULL,
+	0x0080400200522010ULL, 0x0001000188180b04ULL, 0x0080249202020204ULL,
+	0x1004400004100410ULL, 0x00013100a0022206ULL, 0x2148500001040080ULL,
+	0x4241080011004300ULL, 0x4020848004002000ULL, 0x10101380d1004100ULL,
+	0x0008004422020284ULL, 0x01010a1041008080ULL, 0x0808080400082121ULL,
+	0x0808080400082121ULL, 0x0091128200100c00ULL, 0x0202200802010104ULL,
+	0x8c0a020200440085ULL, 0x01a0008080b10040ULL, 0x0889520080122800ULL,
+	0x100902022202010aULL, 0x04081a0816002000ULL, 0x0000681208005000ULL,
+	0x8170840041008802ULL, 0x0a00004200810805ULL, 0x0830404408210100ULL,
+	0x2602208106006102ULL, 0x1048300680802628ULL, 0x2602208106006102ULL,
+	0x0602010120110040ULL, 0x0941010801043000ULL, 0x000040440a210428ULL,
+	0x0008240020880021ULL, 0x0400002012048200ULL, 0x00ac102001210220ULL,
+	0x0220021002009900ULL, 0x84440c080a013080ULL, 0x0001008044200440ULL,
+	0x0004c04410841000ULL, 0x2000500104011130ULL, 0x1a0c010011c20229ULL,
+	0x0044800112202200ULL, 0x0434804908100424ULL, 0x0300404822c08200ULL,
+	0x48081010008a2a80ULL,
+};
+
+static void
+init_magics(struct pf_magic *magics, const uint64_t *numbers, uint64_t *table,
+    const int dirs[4][2])
+{
+	uint64_t edges, b;
+	int sq;
+	uint64_t *next = table;
+
+	for (sq = 0; sq < 64; sq++) {
+		struct pf_magic *m = &magics[sq];
+
+		edges = ((0xFFULL | 0xFFULL << 56) & ~(0xFFULL << (sq & ~7))) |
+		    ((0x0101010101010101ULL | 0x8080808080808080ULL) &
+		    ~(0x0101010101010101ULL << (sq & 7)));
+		m->mask = slide(sq, 0, dirs) & ~edges;
+		m->shift = 64 - __builtin_popcountll(m->mask);
+		m->magic = numbers[sq];
+		m->attacks = next;
+		next += 1ULL << (64 - m->shift);
+		b = 0;
+		do {
+			m->attacks[magic_index(m, b)] = slide(sq, b, dirs);
+			b = (b - m->mask) & m->mask;
+		} while (b);
+	}
+}
+
+__attribute__((constructor)) static void
+pf_chess_init(void)
+{
+	static const int knight_d[8][2] = { {1, 2}, {2, 1}, {2, -1}, {1, -2},
+	    {-1, -2}, {-2, -1}, {-2, 1}, {-1, 2} };
+	static const int king_d[8][2] = { {1, 0}, {1, 1}, {0, 1}, {-1, 1},
+	    {-1, 0}, {-1, -1}, {0, -1}, {1, -1} };
+	uint64_t s = 1070372;
+	int sq, to, i, f, r;
+
+	init_magics(rook_magic, rook_magics, rook_table, rook_dirs);
+	init_magics(bishop_magic, bishop_magics, bishop_table, bishop_dirs);
+	for (sq = 0; sq < 64; sq++) {
+		f = sq & 7;
+		r = sq >> 3;
+		for (i = 0; i < 8; i++) {
+			int nf = f + knight_d[i][0], nr = r + knight_d[i][1];
+
+			if (nf >= 0 && nf < 8 && nr >= 0 && nr < 8)
+				pf_knight_att[sq] |= 1ULL << (nr * 8 + nf);
+			nf = f + king_d[i][0];
+			nr = r + king_d[i][1];
+			if (nf >= 0 && nf < 8 && nr >= 0 && nr < 8)
+				pf_king_att[sq] |= 1ULL << (nr * 8 + nf);
+		}
+		if (r < 7) {
+			if (f > 0)
+				pf_pawn_att[PF_WHITE][sq] |= 1ULL << (sq + 7);
+			if (f < 7)
+				pf_pawn_att[PF_WHITE][sq] |= 1ULL << (sq + 9);
+		}
+		if (r > 0) {
+			if (f > 0)
+				pf_pawn_att[PF_BLACK][sq] |= 1ULL << (sq - 9);
+			if (f < 7)
+				pf_pawn_att[PF_BLACK][sq] |= 1ULL << (sq - 7);
+		}
+	}
+	for (sq = 0; sq < 64; sq++)
+		for (to = 0; to < 64; to++) {
+			uint64_t sb = 1ULL << sq, tb = 1ULL << to;
+
+			if (sq == to)
+				continue;
+			if (slide(sq, 0, rook_dirs) & tb) {
+				pf_line[sq][to] = (slide(sq, 0, rook_dirs) &
+				    slide(to, 0, rook_dirs)) | sb | tb;
+				pf_between[sq][to] = slide(sq, tb, rook_dirs) &
+				    slide(to, sb, rook_dirs);
+			} else if (slide(sq, 0, bishop_dirs) & tb) {
+				pf_line[sq][to] = (slide(sq, 0, bishop_dirs) &
+				    slide(to, 0, bishop_dirs)) | sb | tb;
+				pf_between[sq][to] = slide(sq, tb,
+				    bishop_dirs) & slide(to, sb, bishop_dirs);
+			}
+		}
+	for (i = 0; i < 16; i++)
+		for (sq = 0; sq < 64; sq++)
+			pf_zobrist_piece[i][sq] = prng_next(&s);
+	for (sq = 0; sq < 64; sq++)
+		pf_zobrist_castle[sq] = prng_next(&s);
+	for (i = 0; i < 8; i++)
+		pf_zobrist_ep[i] = prng_next(&s);
+	pf_zobrist_side = prng_next(&s);
+}
+
+/* ---- attacks ------------------------------------------------------- */
+
+uint64_t
+pf_attackers_to(const pf_board *b, int sq, uint64_t occ)
+{
+	uint64_t rq = b->by_type[PF_ROOK] | b->by_type[PF_QUEEN];
+	uint64_t bq = b->by_type[PF_BISHOP] | b->by_type[PF_QUEEN];
+
+	return (pf_pawn_att[PF_WHITE][sq] & b->by_type[PF_PAWN] &
+	    b->by_colour[PF_BLACK]) |
+	    (pf_pawn_att[PF_BLACK][sq] & b->by_type[PF_PAWN] &
+	    b->by_colour[PF_WHITE]) |
+	    (pf_knight_att[sq] & b->by_type[PF_KNIGHT]) |
+	    (pf_king_att[sq] & b->by_type[PF_KING]) |
+	    (pf_rook_attacks(sq, occ) & rq) |
+	    (pf_bishop_attacks(sq, occ) & bq);
+}
+
+/* 1 if colour by attacks sq given occupancy occ. */
+static inline int
+attacked_by(const pf_board *b, int sq, int by, uint64_t occ)
+{
+	uint64_t them = b->by_colour[by];
+
+	if (pf_knight_att[sq] & b->by_type[PF_KNIGHT] & them)
+		return 1;
+	if (pf_pawn_att[!by][sq] & b->by_type[PF_PAWN] & them)
+		return 1;
+	if (pf_king_att[sq] & b->by_type[PF_KING] & them)
+		return 1;
+	if (pf_rook_attacks(sq, occ) & (b->by_type[PF_ROOK] |
+	    b->by_type[PF_QUEEN]) & them)
+		return 1;
+	if (pf_bishop_attacks(sq, occ) & (b->by_type[PF_BISHOP] |
+	    b->by_type[PF_QUEEN]) & them)
+		return 1;
+	return 0;
+}
+
+int
+pf_square_attacked(const pf_board *b, int sq, int by)
+{
+	return attacked_by(b, sq, by, b->by_colour[0] | b->by_colour[1]);
+}
+
+int
+pf_in_check(const pf_board *b)
+{
+	return b->checkers != 0;
+}
+
+/* Pieces of colour us pinned to their king. */
+static inline uint64_t
+pinned_pieces(const pf_board *b, int us)
+{
+	int ksq = b->king_sq[us];
+	uint64_t occ = b->by_colour[0] | b->by_colour[1];
+	uint64_t them = b->by_colour[!us], pinned = 0, between;
+	uint64_t snipers = ((pf_rook_attacks(ksq, 0) & (b->by_type[PF_ROOK] |
+	    b->by_type[PF_QUEEN])) | (pf_bishop_attacks(ksq, 0) &
+	    (b->by_type[PF_BISHOP] | b->by_type[PF_QUEEN]))) & them;
+
+	while (snipers) {
+		between = pf_between[ksq][pop_lsb(&snipers)] & occ;
+		if (between && !(between & (between - 1)))
+			pinned |= between & b->by_colour[us];
+	}
+	return pinned;
+}
+
+/*
+ * 1 if the side to move can legally capture en passant on ep with the pawn
+ * on from.  The capture removes two pawns from one rank, so it is tried on
+ * a scratch occupancy (this catches the rank pin as well).
+ */
+static int
+ep_legal(const pf_board *b, int from, int ep)
+{
+	int us = b->stm, ksq = b->king_sq[us];
+	int capsq = us == PF_WHITE ? ep - 8 : ep + 8;
+	uint64_t occ = (b->by_colour[0] | b->by_colour[1]) ^ (1ULL << from) ^
+	    (1ULL << capsq) ^ (1ULL << ep);
+	uint64_t them = b->by_colour[!us] & ~(1ULL << capsq);
+
+	if (pf_rook_attacks(ksq, occ) & (b->by_type[PF_ROOK] |
+	    b->by_type[PF_QUEEN]) & them)
+		return 0;
+	if (pf_bishop_attacks(ksq, occ) & (b->by_type[PF_BISHOP] |
+	    b->by_type[PF_QUEEN]) & them)
+		return 0;
+	if ((pf_knight_att[ksq] & b->by_type[PF_KNIGHT] & them) ||
+	    (pf_pawn_att[us][ksq] & b->by_type[PF_PAWN] & them))
+		return 0;
+	return 1;
+}
+
+int
+pf_ep_capture_exists(const pf_board *b, int ep)
+{
+	int us = b->stm;
+	uint64_t pawns;
+
+	if (ep < 0 || ep >= 64 || (ep >> 3) != (us == PF_WHITE ? 5 : 2))
+		return 0;
+	pawns = pf_pawn_att[!us][ep] & b->by_type[PF_PAWN] & b->by_colour[us];
+	while (pawns)
+		if (ep_legal(b, pop_lsb(&pawns), ep))
+			return 1;
+	return 0;
+}
+
+/* ---- move generation ----------------------------------------------- */
+
+static inline pf_move *
+add_moves(pf_move *m, int from, uint64_t targets)
+{
+	while (targets)
+		*m++ = PF_MAKE_MOVE(from, pop_lsb(&targets), PF_MK_NORMAL, 0);
+	return m;
+}
+
+static inline pf_move *
+add_promotions(pf_move *m, int from, int to)
+{
+	*m++ = PF_MAKE_MOVE(from, to, PF_MK_PROMOTION, 3);
+	*m++ = PF_MAKE_MOVE(from, to, PF_MK_PROMOTION, 0);
+	*m++ = PF_MAKE_MOVE(from, to, PF_MK_PROMOTION, 2);
+	*m++ = PF_MAKE_MOVE(from, to, PF_MK_PROMOTION, 1);
+	return m;
+}
+
+static inline pf_move *
+add_pawn_targets(pf_move *m, uint64_t targets, int delta, uint64_t promo)
+{
+	uint64_t p = targets & promo;
+
+	targets &= ~promo;
+	while (targets) {
+		int to = pop_lsb(&targets);
+
+		*m++ = PF_MAKE_MOVE(to - delta, to, PF_MK_NORMAL, 0);
+	}
+	while (p) {
+		int to = pop_lsb(&p);
+
+		m = add_promotions(m, to - delta, to);
+	}
+	return m;
+}
+
+/*
+ * Castling for colour us with the rook on rsq.  The king goes to the g or
+ * c file, the rook to the f or d file; every square either crosses must be
+ * empty but for the two castling pieces, and no square the king stands on
+ * or crosses may be attacked.  The attacks are judged with the castling
+ * rook lifted, which also rejects a Chess960 castle whose rook was
+ * shielding the king's destination (Stockfish's "rook is pinned" rule).
+ */
+static int
+castle_legal(const pf_board *b, int us, int rsq, uint64_t occ)
+{
+	int ksq = b->king_sq[us], base = us == PF_WHITE ? 0 : 56;
+	int kto = base + (rsq > ksq ? 6 : 2), rto = base + (rsq > ksq ? 5 : 3);
+	uint64_t pieces = (1ULL << ksq) | (1ULL << rsq);
+	uint64_t path = (pf_between[ksq][kto] | pf_between[rsq][rto] |
+	    (1ULL << kto) | (1ULL << rto)) & ~pieces;
+	uint64_t kpath = pf_between[ksq][kto] | (1ULL << kto);
+
+	if (path & occ)
+		return 0;
+	occ &= ~pieces;
+	while (kpath)
+		if (attacked_by(b, pop_lsb(&kpath), !us, occ))
+			return 0;
+	return 1;
+}
+
+int
+pf_gen_legal(const pf_board *b, pf_move *moves)
+{
+	int us = b->stm, them = !us, ksq = b->king_sq[us], from;
+	uint64_t own = b->by_colour[us], enemy = b->by_colour[them];
+	uint64_t occ = own | enemy, empty = ~occ, target, pinned, bb, t;
+	uint64_t kocc = occ ^ (1ULL << ksq), pawns, single, dbl, left, right;
+	uint64_t rank3, promo, diag, orth;
+	pf_move *m = moves;
+
+	/* King steps. */
+	t = pf_king_att[ksq] & ~own;
+	while (t) {
+		int to = pop_lsb(&t);
+
+		if (!attacked_by(b, to, them, kocc))
+			*m++ = PF_MAKE_MOVE(ksq, to, PF_MK_NORMAL, 0);
+	}
+	if (b->checkers) {
+		if (b->checkers & (b->checkers - 1))
+			return (int)(m - moves);
+		target = pf_between[ksq][__builtin_ctzll(b->checkers)] |
+		    b->checkers;
+	} else
+		target = ~own;
+	pinned = pinned_pieces(b, us);
+
+	/* Knights: a pinned knight can never move. */
+	bb = b->by_type[PF_KNIGHT] & own & ~pinned;
+	while (bb) {
+		from = pop_lsb(&bb);
+		m = add_moves(m, from, pf_knight_att[from] & target);
+	}
+	diag = (b->by_type[PF_BISHOP] | b->by_type[PF_QUEEN]) & own;
+	orth = (b->by_type[PF_ROOK] | b->by_type[PF_QUEEN]) & own;
+	bb = diag & ~pinned;
+	while (bb) {
+		from = pop_lsb(&bb);
+		m = add_moves(m, from, pf_bishop_attacks(from, occ) & target);
+	}
+	bb = orth & ~pinned;
+	while (bb) {
+		from = pop_lsb(&bb);
+		m = add_moves(m, from, pf_rook_attacks(from, occ) & target);
+	}
+	if (pinned && !b->checkers) {
+		bb = diag & pinned;
+		while (bb) {
+			from = pop_lsb(&bb);
+			m = add_moves(m, from, pf_bishop_attacks(from, occ) &
+			    target & pf_line[ksq][from]);
+		}
+		bb = orth & pinned;
+		while (bb) {
+			from = pop_lsb(&bb);
+			m = add_moves(m, from, pf_rook_attacks(from, occ) &
+			    target & pf_line[ksq][from]);
+		}
+	}
+
+	/* Pawns, set-wise for the unpinned ones. */
+	pawns = b->by_type[PF_PAWN] & own;
+	if (us == PF_WHITE) {
+		rank3 = 0xFFULL << 16;
+		promo = 0xFFULL << 56;
+		bb = pawns & ~pinned;
+		single = (bb << 8) & empty;
+		dbl = ((single & rank3) << 8) & empty & target;
+		left = ((bb & ~0x0101010101010101ULL) << 7) & enemy & target;
+		right = ((bb & ~0x8080808080808080ULL) << 9) & enemy & target;
+		m = add_pawn_targets(m, single & target, 8, promo);
+		m = add_pawn_targets(m, dbl, 16, 0);
+		m = add_pawn_targets(m, left, 7, promo);
+		m = add_pawn_targets(m, right, 9, promo);
+	} else {
+		rank3 = 0xFFULL << 40;
+		promo = 0xFFULL;
+		bb = pawns & ~pinned;
+		single = (bb >> 8) & empty;
+		dbl = ((single & rank3) >> 8) & empty & target;
+		left = ((bb & ~0x0101010101010101ULL) >> 9) & enemy & target;
+		right = ((bb & ~0x8080808080808080ULL) >> 7) & enemy & target;
+		m = add_pawn_targets(m, single & target, -8, promo);
+		m = add_pawn_targets(m, dbl, -16, 0);
+		m = add_pawn_targets(m, left, -9, promo);
+		m = add_pawn_targets(m, right, -7, promo);
+	}
+	if (pinned & pawns && !b->checkers) {
+		int up = us == PF_WHITE ? 8 : -8;
+
+		bb = pinned & pawns;
+		while (bb) {
+			uint64_t line;
+			int to;
+
+			from = pop_lsb(&bb);
+			line = pf_line[ksq][from];
+			t = pf_pawn_att[us][from] & enemy & line;
+			to = from + up;
+			if ((empty & line) >> to & 1) {
+				t |= 1ULL << to;
+				if ((from >> 3) == (us == PF_WHITE ? 1 : 6) &&
+				    (empty >> (to + up) & 1))
+					t |= 1ULL << (to + up);
+			}
+			while (t) {
+				to = pop_lsb(&t);
+				if (promo >> to & 1)
+					m = add_promotions(m, from, to);
+				else
+					*m++ = PF_MAKE_MOVE(from, to,
+					    PF_MK_NORMAL, 0);
+			}
+		}
+	}
+	if (b->ep != PF_SQ_NONE) {
+		bb = pf_pawn_att[them][b->ep] & pawns;
+		while (bb) {
+			from = pop_lsb(&bb);
+			if (ep_legal(b, from, b->ep))
+				*m++ = PF_MAKE_MOVE(from, b->ep,
+				    PF_MK_ENPASSANT, 0);
+		}
+	}
+
+	/* Castling. */
+	if (!b->checkers && (bb = b->castle_rooks & own)) {
+		while (bb) {
+			int rsq = pop_lsb(&bb);
+
+			if (castle_legal(b, us, rsq, occ))
+				*m++ = PF_MAKE_MOVE(ksq, rsq, PF_MK_CASTLE, 0);
+		}
+	}
+	return (int)(m - moves);
+}
+
+int
+pf_is_legal(const pf_board *b, pf_move m)
+{
+	pf_move list[PF_MAX_MOVES];
+	int i, n;
+
+	if (m == PF_MOVE_NONE)
+		return 0;
+	n = pf_gen_legal(b, list);
+	for (i = 0; i < n; i++)
+		if (list[i] == m)
+			return 1;
+	return 0;
+}
+
+/* ---- make / unmake ------------------------------------------------- */
+
+static inline void
+put_piece(pf_board *b, int sq, uint8_t pc)
+{
+	uint64_t bit = 1ULL << sq;
+
+	b->squares[sq] = pc;
+	b->by_type[PF_PIECE_TYPE(pc)] |= bit;
+	b->by_colour[PF_PIECE_COLOUR(pc)] |= bit;
+}
+
+static inline void
+remove_piece(pf_board *b, int sq, uint8_t pc)
+{
+	uint64_t bit = 1ULL << sq;
+
+	b->squares[sq] = PF_NO_PIECE;
+	b->by_type[PF_PIECE_TYPE(pc)] ^= bit;
+	b->by_colour[PF_PIECE_COLOUR(pc)] ^= bit;
+}
+
+static inline void
+move_piece(pf_board *b, int from, int to, uint8_t pc)
+{
+	uint64_t bits = (1ULL << from) | (1ULL << to);
+
+	b->squares[from] = PF_NO_PIECE;
+	b->squares[to] = pc;
+	b->by_type[PF_PIECE_TYPE(pc)] ^= bits;
+	b->by_colour[PF_PIECE_COLOUR(pc)] ^= bits;
+}
+
+void
+pf_make_move(pf_board *b, pf_move m, pf_undo *u)
+{
+	int from = PF_MOVE_FROM(m), to = PF_MOVE_TO(m);
+	int kind = PF_MOVE_KIND(m), us = b->stm, them = !us;
+	uint8_t pc = b->squares[from], cap = PF_NO_PIECE;
+	uint64_t key = b->key, changed;
+
+	u->castle_rooks = b->castle_rooks;
+	u->key = b->key;
+	u->checkers = b->checkers;
+	u->ep = b->ep;
+	u->rule50 = b->rule50;
+	u->fullmove = b->fullmove;
+
+	if (b->ep != PF_SQ_NONE) {
+		key ^= pf_zobrist_ep[b->ep & 7];
+		b->ep = PF_SQ_NONE;
+	}
+	if (b->rule50 < 255)
+		b->rule50++;
+
+	if (kind == PF_MK_CASTLE) {
+		int base = us == PF_WHITE ? 0 : 56;
+		int kto = base + (to > from ? 6 : 2);
+		int rto = base + (to > from ? 5 : 3);
+		uint8_t rook = b->squares[to];
+
+		remove_piece(b, from, pc);
+		remove_piece(b, to, rook);
+		put_piece(b, kto, pc);
+		put_piece(b, rto, rook);
+		key ^= pf_zobrist_piece[pc][from] ^ pf_zobrist_piece[pc][kto] ^
+		    pf_zobrist_piece[rook][to] ^ pf_zobrist_piece[rook][rto];
+		b->king_sq[us] = (uint8_t)kto;
+	} else {
+		if (kind == PF_MK_ENPASSANT) {
+			int capsq = us == PF_WHITE ? to - 8 : to + 8;
+
+			cap = b->squares[capsq];
+			remove_piece(b, capsq, cap);
+			key ^= pf_zobrist_piece[cap][capsq];
+		} else if ((cap = b->squares[to]) != PF_NO_PIECE) {
+			remove_piece(b, to, cap);
+			key ^= pf_zobrist_piece[cap][to];
+		}
+		if (cap != PF_NO_PIECE)
+			b->rule50 = 0;
+		if (kind == PF_MK_PROMOTION) {
+			uint8_t np = PF_PIECE(us, PF_MOVE_PROMO(m));
+
+			remove_piece(b, from, pc);
+			put_piece(b, to, np);
+			key ^= pf_zobrist_piece[pc][from] ^
+			    pf_zobrist_piece[np][to];
+		} else {
+			move_piece(b, from, to, pc);
+			key ^= pf_zobrist_piece[pc][from] ^
+			    pf_zobrist_piece[pc][to];
+		}
+		if (PF_PIECE_TYPE(pc) == PF_PAWN)
+			b->rule50 = 0;
+		else if (PF_PIECE_TYPE(pc) == PF_KING)
+			b->king_sq[us] = (uint8_t)to;
+	}
+	u->captured = cap;
+
+	if (b->castle_rooks) {
+		changed = b->castle_rooks & ((1ULL << from) | (1ULL << to));
+		if (PF_PIECE_TYPE(pc) == PF_KING)
+			changed |= b->castle_rooks &
+			    (us == PF_WHITE ? 0xFFULL : 0xFFULL << 56);
+		if (changed) {
+			b->castle_rooks ^= changed;
+			while (changed)
+				key ^= pf_zobrist_castle[pop_lsb(&changed)];
+		}
+	}
+
+	b->stm = (uint8_t)them;
+	key ^= pf_zobrist_side;
+	if (us == PF_BLACK && b->fullmove < 65535)
+		b->fullmove++;
+	b->checkers = pf_attackers_to(b, b->king_sq[them],
+	    b->by_colour[0] | b->by_colour[1]) & b->by_colour[us];
+
+	/* A double push sets ep only if the reply can really capture. */
+	if (PF_PIECE_TYPE(pc) == PF_PAWN && (from ^ to) == 16) {
+		int ep = (from + to) / 2;
+
+		if ((pf_pawn_att[us][ep] & b->by_type[PF_PAWN] &
+		    b->by_colour[them]) && pf_ep_capture_exists(b, ep)) {
+			b->ep = (uint8_t)ep;
+			key ^= pf_zobrist_ep[ep & 7];
+		}
+	}
+	b->key = key;
+}
+
+void
+pf_unmake_move(pf_board *b, pf_move m, const pf_undo *u)
+{
+	int from = PF_MOVE_FROM(m), to = PF_MOVE_TO(m);
+	int kind = PF_MOVE_KIND(m), us = !b->stm;
+
+	b->stm = (uint8_t)us;
+	if (kind == PF_MK_CASTLE) {
+		int base = us == PF_WHITE ? 0 : 56;
+		int kto = base + (to > from ? 6 : 2);
+		int rto = base + (to > from ? 5 : 3);
+		uint8_t king = b->squares[kto], rook = b->squares[rto];
+
+		remove_piece(b, kto, king);
+		remove_piece(b, rto, rook);
+		put_piece(b, from, king);
+		put_piece(b, to, rook);
+		b->king_sq[us] = (uint8_t)from;
+	} else {
+		uint8_t pc = b->squares[to];
+
+		if (kind == PF_MK_PROMOTION) {
+			remove_piece(b, to, pc);
+			put_piece(b, from, PF_PIECE(us, PF_PAWN));
+		} else
+			move_piece(b, to, from, pc);
+		if (PF_PIECE_TYPE(pc) == PF_KING)
+			b->king_sq[us] = (uint8_t)from;
+		if (u->captured != PF_NO_PIECE)
+			put_piece(b, kind == PF_MK_ENPASSANT ?
+			    (us == PF_WHITE ? to - 8 : to + 8) : to,
+			    u->captured);
+	}
+	b->castle_rooks = u->castle_rooks;
+	b->key = u->key;
+	b->checkers = u->checkers;
+	b->ep = u->ep;
+	b->rule50 = u->rule50;
+	b->fullmove = u->fullmove;
+}
+
+/* ---- keys, refresh, perft ------------------------------------------ */
+
+uint64_t
+pf_board_compute_key(const pf_board *b)
+{
+	uint64_t key = 0, bb;
+	int sq;
+
+	for (sq = 0; sq < 64; sq++)
+		if (b->squares[sq] != PF_NO_PIECE)
+			key ^= pf_zobrist_piece[b->squares[sq] & 15][sq];
+	bb = b->castle_rooks;
+	while (bb)
+		key ^= pf_zobrist_castle[pop_lsb(&bb)];
+	if (b->ep != PF_SQ_NONE)
+		key ^= pf_zobrist_ep[b->ep & 7];
+	if (b->stm == PF_BLACK)
+		key ^= pf_zobrist_side;
+	return key;
+}
+
+void
+pf_board_refresh(pf_board *b)
+{
+	int c;
+
+	for (c = 0; c < 2; c++) {
+		uint64_t k = b->by_type[PF_KING] & b->by_colour[c];
+
+		b->king_sq[c] = k ? (uint8_t)__builtin_ctzll(k) : PF_SQ_NONE;
+	}
+	b->checkers = 0;
+	if (b->king_sq[b->stm] != PF_SQ_NONE)
+		b->checkers = pf_attackers_to(b, b->king_sq[b->stm],
+		    b->by_colour[0] | b->by_colour[1]) &
+		    b->by_colour[!b->stm];
+	if (b->ep != PF_SQ_NONE && (b->king_sq[b->stm] == PF_SQ_NONE ||
+	    !pf_ep_capture_exists(b, b->ep)))
+		b->ep = PF_SQ_NONE;
+	b->key = pf_board_compute_key(b);
+}
+
+void
+pf_board_clear(pf_board *b)
+{
+	memset(b, 0, sizeof(*b));
+	memset(b->squares, PF_NO_PIECE, sizeof(b->squares));
+	b->king_sq[0] = b->king_sq[1] = PF_SQ_NONE;
+	b->ep = PF_SQ_NONE;
+	b->fullmove = 1;
+}
+
+void
+pf_board_put_piece(pf_board *b, int sq, uint8_t pc)
+{
+	if (b->squares[sq] != PF_NO_PIECE)
+		remove_piece(b, sq, b->squares[sq]);
+	if (pc != PF_NO_PIECE)
+		put_piece(b, sq, pc);
+}
+
+void
+pf_board_startpos(pf_board *b)
+{
+	static const uint8_t back[8] = { PF_ROOK, PF_KNIGHT, PF_BISHOP,
+	    PF_QUEEN, PF_KING, PF_BISHOP, PF_KNIGHT, PF_ROOK };
+	int f;
+
+	pf_board_clear(b);
+	for (f = 0; f < 8; f++) {
+		put_piece(b, f, PF_PIECE(PF_WHITE, back[f]));
+		put_piece(b, 8 + f, PF_PIECE(PF_WHITE, PF_PAWN));
+		put_piece(b, 48 + f, PF_PIECE(PF_BLACK, PF_PAWN));
+		put_piece(b, 56 + f, PF_PIECE(PF_BLACK, back[f]));
+	}
+	b->castle_rooks = 0x81ULL | 0x81ULL << 56;
+	pf_board_refresh(b);
+}
+
+/*
+ * Counting the legal moves without writing them: the same sets as
+ * pf_gen_legal, popcounted.  Perft counts the leaves this way ("bulk
+ * counting", as Stockfish's perft does by generating the legal moves of
+ * the last ply without making them).
+ */
+static inline __attribute__((always_inline)) int
+count_legal_impl(const pf_board *b)
+{
+	int us = b->stm, them = !us, ksq = b->king_sq[us], from, n = 0;
+	uint64_t own = b->by_colour[us], enemy = b->by_colour[them];
+	uint64_t occ = own | enemy, empty = ~occ, target, pinned, bb, t;
+	uint64_t kocc = occ ^ (1ULL << ksq), pawns, single, dbl, left, right;
+	uint64_t rank3, promo, diag, orth;
+
+	t = pf_king_att[ksq] & ~own;
+	while (t)
+		n += !attacked_by(b, pop_lsb(&t), them, kocc);
+	if (b->checkers) {
+		if (b->checkers & (b->checkers - 1))
+			return n;
+		target = pf_between[ksq][__builtin_ctzll(b->checkers)] |
+		    b->checkers;
+	} else
+		target = ~own;
+	pinned = pinned_pieces(b, us);
+
+	bb = b->by_type[PF_KNIGHT] & own & ~pinned;
+	while (bb)
+		n += __builtin_popcountll(pf_knight_att[pop_lsb(&bb)] & target);
+	diag = (b->by_type[PF_BISHOP] | b->by_type[PF_QUEEN]) & own;
+	orth = (b->by_type[PF_ROOK] | b->by_type[PF_QUEEN]) & own;
+	bb = diag & ~pinned;
+	while (bb)
+		n += __builtin_popcountll(pf_bishop_attacks(pop_lsb(&bb), occ) &
+		    target);
+	bb = orth & ~pinned;
+	while (bb)
+		n += __builtin_popcountll(pf_rook_attacks(pop_lsb(&bb), occ) &
+		    target);
+	if (pinned && !b->checkers) {
+		bb = diag & pinned;
+		while (bb) {
+			from = pop_lsb(&bb);
+			n += __builtin_popcountll(pf_bishop_attacks(from, occ) &
+			    target & pf_line[ksq][from]);
+		}
+		bb = orth & pinned;
+		while (bb) {
+			from = pop_lsb(&bb);
+			n += __builtin_popcountll(pf_rook_attacks(from, occ) &
+			    target & pf_line[ksq][from]);
+		}
+	}
+
+	pawns = b->by_type[PF_PAWN] & own;
+	bb = pawns & ~pinned;
+	if (us == PF_WHITE) {
+		rank3 = 0xFFULL << 16;
+		promo = 0xFFULL << 56;
+		single = (bb << 8) & empty;
+		dbl = ((single & rank3) << 8) & empty & target;
+		left = ((bb & ~0x0101010101010101ULL) << 7) & enemy & target;
+		right = ((bb & ~0x8080808080808080ULL) << 9) & enemy & target;
+	} else {
+		rank3 = 0xFFULL << 40;
+		promo = 0xFFULL;
+		single = (bb >> 8) & empty;
+		dbl = ((single & rank3) >> 8) & empty & target;
+		left = ((bb & ~0x0101010101010101ULL) >> 9) & enemy & target;
+		right = ((bb & ~0x8080808080808080ULL) >> 7) & enemy & target;
+	}
+	single &= target;
+	n += __builtin_popcountll(single) + __builtin_popcountll(dbl) +
+	    __builtin_popcountll(left) + __builtin_popcountll(right);
+	if ((single | left | right) & promo)
+		n += 3 * (__builtin_popcountll(single & promo) +
+		    __builtin_popcountll(left & promo) +
+		    __builtin_popcountll(right & promo));
+	if (pinned & pawns && !b->checkers) {
+		int up = us == PF_WHITE ? 8 : -8;
+
+		bb = pinned & pawns;
+		while (bb) {
+			uint64_t line;
+			int to;
+
+			from = pop_lsb(&bb);
+			line = pf_line[ksq][from];
+			t = pf_pawn_att[us][from] & enemy & line;
+			to = from + up;
+			if ((empty & line) >> to & 1) {
+				t |= 1ULL << to;
+				if ((from >> 3) == (us == PF_WHITE ? 1 : 6) &&
+				    (empty >> (to + up) & 1))
+					t |= 1ULL << (to + up);
+			}
+			n += __builtin_popcountll(t) +
+			    3 * __builtin_popcountll(t & promo);
+		}
+	}
+	if (b->ep != PF_SQ_NONE) {
+		bb = pf_pawn_att[them][b->ep] & pawns;
+		while (bb)
+			n += ep_legal(b, pop_lsb(&bb), b->ep);
+	}
+	if (!b->checkers && (bb = b->castle_rooks & own))
+		while (bb)
+			n += castle_legal(b, us, pop_lsb(&bb), occ);
+	return n;
+}
+
+static inline __attribute__((always_inline)) uint64_t
+perft_impl(pf_board *b, int depth, int (*count)(const pf_board *),
+    uint64_t (*recurse)(pf_board *, int))
+{
+	pf_move moves[PF_MAX_MOVES];
+	pf_undo u;
+	uint64_t nodes = 0;
+	int i, n;
+
+	if (depth == 1)
+		return (uint64_t)count(b);
+	n = pf_gen_legal(b, moves);
+	if (depth == 2) {
+		for (i = 0; i < n; i++) {
+			pf_make_move(b, moves[i], &u);
+			nodes += (uint64_t)count(b);
+			pf_unmake_move(b, moves[i], &u);
+		}
+		return nodes;
+	}
+	for (i = 0; i < n; i++) {
+		pf_make_move(b, moves[i], &u);
+		nodes += recurse(b, depth - 1);
+		pf_unmake_move(b, moves[i], &u);
+	}
+	return nodes;
+}
+
+/*
+ * Two builds of the counting code: one for CPUs with the POPCNT
+ * instruction (chosen at start-up), one for any x86-64 or other CPU.
+ * The Makefile builds for the baseline, where a popcount is a library
+ * call.
+ */
+static int
+count_generic(const pf_board *b)
+{
+	return count_legal_impl(b);
+}
+
+static uint64_t
+perft_generic(pf_board *b, int depth)
+{
+	return perft_impl(b, depth, count_generic, perft_generic);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("popcnt"))) static int
+count_popcnt(const pf_board *b)
+{
+	return count_legal_impl(b);
+}
+
+__attribute__((target("popcnt"))) static uint64_t
+perft_popcnt(pf_board *b, int depth)
+{
+	return perft_impl(b, depth, count_popcnt, perft_popcnt);
+}
+#endif
+
+static int (*count_fn)(const pf_board *) = count_generic;
+static uint64_t (*perft_fn)(pf_board *, int) = perft_generic;
+
+__attribute__((constructor)) static void
+pf_chess_pick_popcount(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("popcnt")) {
+		count_fn = count_popcnt;
+		perft_fn = perft_popcnt;
+	}
+#endif
+}
+
+uint64_t
+pf_perft(pf_board *b, int depth)
+{
+	if (depth <= 0)
+		return 1;
+	return perft_fn(b, depth);
+}
+
+int
+pf_count_legal(const pf_board *b)
+{
+	return count_fn(b);
+}

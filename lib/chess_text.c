@@ -1,0 +1,944 @@
+/*
+ * chess_text.c - the board as text and bytes: FEN in and out (X-FEN and
+ * Shredder-FEN castling), strict validation, the 28-byte packed position,
+ * the position hash, SAN and UCI move text, and the game-end helpers.
+ *
+ * Everything that comes from outside (a FEN, a packed position from a
+ * stream) is validated before a board is handed back, because an invalid
+ * position can crash an engine.  Errors are written as short sentences
+ * into the caller's buffer.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "chess.h"
+
+static const char piece_chars[] = "PNBRQK??pnbrqk";
+static const char *colour_names[2] = { "white", "black" };
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static void
+sq_name(int sq, char out[3])
+{
+	out[0] = (char)('a' + (sq & 7));
+	out[1] = (char)('1' + (sq >> 3));
+	out[2] = '\0';
+}
+
+static inline int
+popcount(uint64_t b)
+{
+	return __builtin_popcountll(b);
+}
+
+/* ---- validation ---------------------------------------------------- */
+
+static int
+castling_is_standard(const pf_board *b)
+{
+	uint64_t cr = b->castle_rooks;
+
+	if (cr & ~(0x81ULL | 0x81ULL << 56))
+		return 0;
+	if ((cr & 0x81ULL) && b->king_sq[PF_WHITE] != 4)
+		return 0;
+	if ((cr & 0x81ULL << 56) && b->king_sq[PF_BLACK] != 60)
+		return 0;
+	return 1;
+}
+
+/*
+ * The ep square must be one a pawn of the side not to move could just
+ * have double-pushed over: right rank, that pawn in front of it, the
+ * square itself and the one behind it empty.
+ */
+static int
+ep_possible(const pf_board *b, int ep)
+{
+	int them = !b->stm, pawn_sq, from_sq;
+
+	if (ep < 0 || ep >= 64 || (ep >> 3) != (b->stm == PF_WHITE ? 5 : 2))
+		return 0;
+	pawn_sq = b->stm == PF_WHITE ? ep - 8 : ep + 8;
+	from_sq = b->stm == PF_WHITE ? ep + 8 : ep - 8;
+	return b->squares[pawn_sq] == PF_PIECE(them, PF_PAWN) &&
+	    b->squares[ep] == PF_NO_PIECE &&
+	    b->squares[from_sq] == PF_NO_PIECE;
+}
+
+/* Kings, pawns and piece counts: what must hold before anything else. */
+static int
+validate_material(const pf_board *b, char *err, size_t errlen)
+{
+	uint64_t occ = b->by_colour[0] | b->by_colour[1], types = 0;
+	int c, t, sq, n;
+
+	if (b->by_colour[0] & b->by_colour[1])
+		goto inconsistent;
+	for (t = 0; t < 6; t++) {
+		if (types & b->by_type[t])
+			goto inconsistent;
+		types |= b->by_type[t];
+	}
+	if (types != occ)
+		goto inconsistent;
+	for (sq = 0; sq < 64; sq++) {
+		uint8_t pc = b->squares[sq];
+
+		if (pc == PF_NO_PIECE) {
+			if (occ >> sq & 1)
+				goto inconsistent;
+			continue;
+		}
+		if (PF_PIECE_TYPE(pc) > PF_KING || pc > 15 ||
+		    !(b->by_type[PF_PIECE_TYPE(pc)] >> sq & 1) ||
+		    !(b->by_colour[PF_PIECE_COLOUR(pc)] >> sq & 1))
+			goto inconsistent;
+	}
+	for (c = 0; c < 2; c++) {
+		n = popcount(b->by_type[PF_KING] & b->by_colour[c]);
+		if (n == 0) {
+			seterr(err, errlen, "no %s king", colour_names[c]);
+			return -1;
+		}
+		if (n == 2) {
+			seterr(err, errlen, "two %s kings", colour_names[c]);
+			return -1;
+		}
+		if (n > 2) {
+			seterr(err, errlen, "%d %s kings", n, colour_names[c]);
+			return -1;
+		}
+	}
+	if (b->by_type[PF_PAWN] & (0xFFULL | 0xFFULL << 56)) {
+		seterr(err, errlen, "pawn on first or last rank");
+		return -1;
+	}
+	for (c = 0; c < 2; c++) {
+		if (popcount(b->by_colour[c]) > 16) {
+			seterr(err, errlen, "more than 16 %s pieces",
+			    colour_names[c]);
+			return -1;
+		}
+		if (popcount(b->by_colour[c] & b->by_type[PF_PAWN]) > 8) {
+			seterr(err, errlen, "more than 8 %s pawns",
+			    colour_names[c]);
+			return -1;
+		}
+	}
+	if (b->stm > 1) {
+		seterr(err, errlen, "bad side to move");
+		return -1;
+	}
+	return 0;
+inconsistent:
+	seterr(err, errlen, "inconsistent board arrays");
+	return -1;
+}
+
+int
+pf_board_validate(const pf_board *b, char *err, size_t errlen)
+{
+	char s[3];
+	int c, ksq;
+	uint64_t cr, kbit;
+
+	if (validate_material(b, err, errlen) == -1)
+		return -1;
+	for (c = 0; c < 2; c++) {
+		kbit = b->by_type[PF_KING] & b->by_colour[c];
+		if (b->king_sq[c] >= 64 || !(kbit >> b->king_sq[c] & 1)) {
+			seterr(err, errlen, "inconsistent board arrays");
+			return -1;
+		}
+	}
+	if (pf_square_attacked(b, b->king_sq[!b->stm], b->stm)) {
+		seterr(err, errlen, "side not to move is in check");
+		return -1;
+	}
+	if (popcount(pf_attackers_to(b, b->king_sq[b->stm],
+	    b->by_colour[0] | b->by_colour[1]) & b->by_colour[!b->stm]) > 2) {
+		seterr(err, errlen, "side to move is in check by more than "
+		    "two pieces");
+		return -1;
+	}
+	for (c = 0; c < 2; c++) {
+		uint64_t rank = c == PF_WHITE ? 0xFFULL : 0xFFULL << 56;
+		int left = 0, right = 0, rsq;
+
+		cr = b->castle_rooks & (c == PF_WHITE ? 0xFFULL :
+		    0xFFULL << 56);
+		ksq = b->king_sq[c];
+		while (cr) {
+			rsq = __builtin_ctzll(cr);
+			cr &= cr - 1;
+			sq_name(rsq, s);
+			if (b->squares[rsq] != PF_PIECE(c, PF_ROOK)) {
+				seterr(err, errlen, "castling right on %s "
+				    "without a %s rook there", s,
+				    colour_names[c]);
+				return -1;
+			}
+			if (!((1ULL << ksq) & rank)) {
+				seterr(err, errlen, "castling right on %s but "
+				    "the %s king is not on its first rank", s,
+				    colour_names[c]);
+				return -1;
+			}
+			if (rsq > ksq)
+				right++;
+			else
+				left++;
+		}
+		if (left > 1 || right > 1) {
+			seterr(err, errlen, "two %s castling rights on the "
+			    "same side of the king", colour_names[c]);
+			return -1;
+		}
+	}
+	if (b->castle_rooks & ~(0xFFULL | 0xFFULL << 56)) {
+		sq_name(__builtin_ctzll(b->castle_rooks &
+		    ~(0xFFULL | 0xFFULL << 56)), s);
+		seterr(err, errlen, "castling right on %s, not a first rank", s);
+		return -1;
+	}
+	if (!b->chess960 && !castling_is_standard(b)) {
+		seterr(err, errlen, "castling rights need Chess960");
+		return -1;
+	}
+	if (b->ep != PF_SQ_NONE) {
+		if (b->ep >= 64 || !ep_possible(b, b->ep)) {
+			if (b->ep < 64)
+				sq_name(b->ep, s);
+			seterr(err, errlen, "impossible en passant square %s",
+			    b->ep < 64 ? s : "(out of range)");
+			return -1;
+		}
+		if (!pf_ep_capture_exists(b, b->ep)) {
+			sq_name(b->ep, s);
+			seterr(err, errlen, "en passant square %s allows no "
+			    "legal capture", s);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- FEN ----------------------------------------------------------- */
+
+/* Resolve one castling letter into a rook square; -1 with reason. */
+static int
+castle_letter(pf_board *b, char ch, char *err, size_t errlen)
+{
+	int c = isupper((unsigned char)ch) ? PF_WHITE : PF_BLACK;
+	int base = c == PF_WHITE ? 0 : 56, ksq = b->king_sq[c], f, rsq = -1;
+	uint8_t rook = PF_PIECE(c, PF_ROOK);
+	char lc = (char)tolower((unsigned char)ch);
+	const char *rank = c == PF_WHITE ? "1" : "8";
+
+	if ((ksq >> 3) != (base >> 3)) {
+		seterr(err, errlen, "castling right %c without the %s king on "
+		    "its first rank", ch, colour_names[c]);
+		return -1;
+	}
+	if (lc == 'k' || lc == 'q') {
+		/* X-FEN: the outermost rook on that side of the king. */
+		if (lc == 'k') {
+			for (f = 7; f > (ksq & 7); f--)
+				if (b->squares[base + f] == rook) {
+					rsq = base + f;
+					break;
+				}
+		} else {
+			for (f = 0; f < (ksq & 7); f++)
+				if (b->squares[base + f] == rook) {
+					rsq = base + f;
+					break;
+				}
+		}
+		if (rsq < 0) {
+			seterr(err, errlen, "castling right %c without a rook "
+			    "on %c%s", ch, lc == 'k' ? 'h' : 'a', rank);
+			return -1;
+		}
+	} else if (lc >= 'a' && lc <= 'h') {
+		rsq = base + (lc - 'a');
+		if (b->squares[rsq] != rook) {
+			seterr(err, errlen, "castling right %c without a rook "
+			    "on %c%s", ch, lc, rank);
+			return -1;
+		}
+	} else {
+		seterr(err, errlen, "bad castling field character '%c'", ch);
+		return -1;
+	}
+	if (b->castle_rooks >> rsq & 1) {
+		seterr(err, errlen, "castling right %c given twice", ch);
+		return -1;
+	}
+	b->castle_rooks |= 1ULL << rsq;
+	return 0;
+}
+
+/* Split s into at most max whitespace-separated fields (s is modified). */
+static int
+split_fields(char *s, char **fields, int max)
+{
+	int n = 0;
+
+	while (*s) {
+		while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+			*s++ = '\0';
+		if (!*s)
+			break;
+		if (n == max)
+			return max + 1;
+		fields[n++] = s;
+		while (*s && *s != ' ' && *s != '\t' && *s != '\n' &&
+		    *s != '\r')
+			s++;
+	}
+	return n;
+}
+
+static int
+parse_clock(const char *s, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	v = strtol(s, &end, 10);
+	if (*end != '\0' || v < 0 || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+pf_board_from_fen(pf_board *b, const char *fen, char *err, size_t errlen)
+{
+	char buf[256], *f[7], sqs[3];
+	const char *p;
+	int n, rank = 7, file = 0, ep = PF_SQ_NONE;
+	long half = 0, full = 1;
+	pf_board nb;
+
+	if (fen == NULL || strlen(fen) >= sizeof(buf)) {
+		seterr(err, errlen, "FEN too long");
+		return -1;
+	}
+	strcpy(buf, fen);
+	n = split_fields(buf, f, 6);
+	if (n < 4 || n > 6) {
+		seterr(err, errlen, "FEN needs 4 to 6 fields, not %d",
+		    n > 6 ? 7 : n);
+		return -1;
+	}
+	pf_board_clear(&nb);
+	for (p = f[0]; *p; p++) {
+		const char *pc;
+
+		if (*p == '/') {
+			if (file != 8 || rank == 0) {
+				seterr(err, errlen, "bad FEN board: rank %d "
+				    "has %d files", rank + 1, file);
+				return -1;
+			}
+			rank--;
+			file = 0;
+		} else if (*p >= '1' && *p <= '8') {
+			file += *p - '0';
+			if (file > 8) {
+				seterr(err, errlen, "bad FEN board: rank %d "
+				    "too long", rank + 1);
+				return -1;
+			}
+		} else if ((pc = strchr(piece_chars, *p)) != NULL &&
+		    *p != '?') {
+			if (file > 7) {
+				seterr(err, errlen, "bad FEN board: rank %d "
+				    "too long", rank + 1);
+				return -1;
+			}
+			pf_board_put_piece(&nb, rank * 8 + file,
+			    (uint8_t)(pc - piece_chars));
+			file++;
+		} else {
+			seterr(err, errlen, "bad FEN board character '%c'",
+			    *p);
+			return -1;
+		}
+	}
+	if (rank != 0 || file != 8) {
+		seterr(err, errlen, "bad FEN board: not 8 full ranks");
+		return -1;
+	}
+	if (strcmp(f[1], "w") == 0)
+		nb.stm = PF_WHITE;
+	else if (strcmp(f[1], "b") == 0)
+		nb.stm = PF_BLACK;
+	else {
+		seterr(err, errlen, "bad side to move '%s'", f[1]);
+		return -1;
+	}
+	if (validate_material(&nb, err, errlen) == -1)
+		return -1;
+	pf_board_refresh(&nb);
+	if (strcmp(f[2], "-") != 0)
+		for (p = f[2]; *p; p++)
+			if (castle_letter(&nb, *p, err, errlen) == -1)
+				return -1;
+	if (strcmp(f[3], "-") != 0) {
+		if (strlen(f[3]) != 2 || f[3][0] < 'a' || f[3][0] > 'h' ||
+		    f[3][1] < '1' || f[3][1] > '8') {
+			seterr(err, errlen, "bad en passant field '%s'", f[3]);
+			return -1;
+		}
+		ep = (f[3][1] - '1') * 8 + (f[3][0] - 'a');
+		if (!ep_possible(&nb, ep)) {
+			sq_name(ep, sqs);
+			seterr(err, errlen, "impossible en passant square %s",
+			    sqs);
+			return -1;
+		}
+	}
+	if (n >= 5 && parse_clock(f[4], 65535, &half) == -1) {
+		seterr(err, errlen, "bad half-move clock '%s'", f[4]);
+		return -1;
+	}
+	if (n >= 6 && parse_clock(f[5], 65535, &full) == -1) {
+		seterr(err, errlen, "bad full-move number '%s'", f[5]);
+		return -1;
+	}
+	nb.rule50 = (uint8_t)(half > 255 ? 255 : half);
+	nb.fullmove = (uint16_t)(full < 1 ? 1 : full);
+	nb.chess960 = !castling_is_standard(&nb);
+	nb.ep = (uint8_t)ep;
+	pf_board_refresh(&nb);	/* drops an ep with no legal capture */
+	if (pf_board_validate(&nb, err, errlen) == -1)
+		return -1;
+	*b = nb;
+	return 0;
+}
+
+char *
+pf_board_to_fen(const pf_board *b, char *buf)
+{
+	char *p = buf;
+	int rank, file, empty, c;
+
+	for (rank = 7; rank >= 0; rank--) {
+		empty = 0;
+		for (file = 0; file < 8; file++) {
+			uint8_t pc = b->squares[rank * 8 + file];
+
+			if (pc == PF_NO_PIECE) {
+				empty++;
+				continue;
+			}
+			if (empty)
+				*p++ = (char)('0' + empty);
+			empty = 0;
+			*p++ = pc < 14 ? piece_chars[pc] : '?';
+		}
+		if (empty)
+			*p++ = (char)('0' + empty);
+		if (rank)
+			*p++ = '/';
+	}
+	*p++ = ' ';
+	*p++ = b->stm == PF_WHITE ? 'w' : 'b';
+	*p++ = ' ';
+	if (!b->castle_rooks)
+		*p++ = '-';
+	for (c = 0; c < 2; c++) {
+		int base = c == PF_WHITE ? 0 : 56, ksq = b->king_sq[c], f, side;
+
+		for (side = 0; side < 2; side++) {	/* 0 king side */
+			int rsq = -1, outer = 1;
+
+			for (f = 0; f < 8; f++)
+				if ((b->castle_rooks >> (base + f) & 1) &&
+				    (side == 0) == (f > (ksq & 7)))
+					rsq = base + f;
+			if (rsq < 0)
+				continue;
+			/* Is there another rook further out on that side? */
+			for (f = 0; f < 8; f++)
+				if (b->squares[base + f] == PF_PIECE(c, PF_ROOK)
+				    && (side == 0 ? f > (rsq & 7) :
+				    f < (rsq & 7)))
+					outer = 0;
+			if (!b->chess960 || outer)
+				*p++ = side == 0 ? 'K' : 'Q';
+			else
+				*p++ = (char)('A' + (rsq & 7));
+			if (c == PF_BLACK)
+				p[-1] = (char)tolower((unsigned char)p[-1]);
+		}
+	}
+	*p++ = ' ';
+	if (b->ep != PF_SQ_NONE && b->ep < 64) {
+		sq_name(b->ep, p);
+		p += 2;
+	} else
+		*p++ = '-';
+	sprintf(p, " %u %u", (unsigned)b->rule50, (unsigned)b->fullmove);
+	return buf;
+}
+
+/* ---- packed position and hash -------------------------------------- */
+
+void
+pf_board_pack(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
+{
+	uint64_t occ = b->by_colour[0] | b->by_colour[1], bb = occ;
+	int i = 0, k;
+
+	memset(out, 0, PF_PACKED_SIZE);
+	for (k = 0; k < 8; k++)
+		out[k] = (uint8_t)(occ >> (8 * k));
+	while (bb && i < 32) {
+		int sq = __builtin_ctzll(bb);
+		uint8_t pc = b->squares[sq], nib;
+
+		bb &= bb - 1;
+		nib = pc & 15;
+		if (b->castle_rooks >> sq & 1)
+			nib = (uint8_t)(6 | (PF_PIECE_COLOUR(pc) << 3));
+		out[8 + i / 2] |= (uint8_t)(i & 1 ? nib << 4 : nib);
+		i++;
+	}
+	out[24] = (uint8_t)((b->stm == PF_BLACK ? 0x80 : 0) |
+	    (b->ep < 64 ? b->ep : 64));
+	out[25] = b->rule50;
+	out[26] = (uint8_t)(b->fullmove & 0xFF);
+	out[27] = (uint8_t)(b->fullmove >> 8);
+}
+
+int
+pf_board_unpack(pf_board *b, const uint8_t in[PF_PACKED_SIZE], int chess960,
+    char *err, size_t errlen)
+{
+	uint64_t occ = 0, bb;
+	int i = 0, k, n, ep;
+	pf_board nb;
+	char s[3];
+
+	for (k = 0; k < 8; k++)
+		occ |= (uint64_t)in[k] << (8 * k);
+	n = popcount(occ);
+	if (n > 32) {
+		seterr(err, errlen, "packed position has %d pieces", n);
+		return -1;
+	}
+	pf_board_clear(&nb);
+	bb = occ;
+	while (bb) {
+		int sq = __builtin_ctzll(bb);
+		uint8_t nib = (uint8_t)(in[8 + i / 2] >> (i & 1 ? 4 : 0) & 15);
+
+		bb &= bb - 1;
+		if ((nib & 7) == 7) {
+			sq_name(sq, s);
+			seterr(err, errlen, "bad piece code %u on %s",
+			    (unsigned)nib, s);
+			return -1;
+		}
+		if ((nib & 7) == 6) {
+			nib = (uint8_t)PF_PIECE(nib >> 3, PF_ROOK);
+			nb.castle_rooks |= 1ULL << sq;
+		}
+		pf_board_put_piece(&nb, sq, nib);
+		i++;
+	}
+	for (; i < 32; i++)
+		if (in[8 + i / 2] >> (i & 1 ? 4 : 0) & 15) {
+			seterr(err, errlen, "packed position has data after "
+			    "its %d pieces", n);
+			return -1;
+		}
+	nb.stm = in[24] >> 7;
+	ep = in[24] & 0x7F;
+	nb.rule50 = in[25];
+	nb.fullmove = (uint16_t)(in[26] | in[27] << 8);
+	if (nb.fullmove == 0)
+		nb.fullmove = 1;
+	if (validate_material(&nb, err, errlen) == -1)
+		return -1;
+	pf_board_refresh(&nb);
+	if (ep > 64 || (ep < 64 && !ep_possible(&nb, ep))) {
+		if (ep < 64)
+			sq_name(ep, s);
+		seterr(err, errlen, "impossible en passant square %s",
+		    ep < 64 ? s : "(out of range)");
+		return -1;
+	}
+	nb.ep = (uint8_t)ep;
+	nb.chess960 = chess960 || !castling_is_standard(&nb);
+	pf_board_refresh(&nb);
+	if (pf_board_validate(&nb, err, errlen) == -1)
+		return -1;
+	*b = nb;
+	return 0;
+}
+
+uint64_t
+pf_board_hash(const pf_board *b)
+{
+	uint8_t packed[PF_PACKED_SIZE];
+
+	pf_board_pack(b, packed);
+	return XXH64(packed, 25, 0);
+}
+
+/* ---- game end ------------------------------------------------------ */
+
+enum pf_status
+pf_board_status(const pf_board *b)
+{
+	if (pf_count_legal(b) > 0)
+		return PF_ONGOING;
+	return b->checkers ? PF_CHECKMATE : PF_STALEMATE;
+}
+
+int
+pf_insufficient_material(const pf_board *b)
+{
+	uint64_t light = 0x55AA55AA55AA55AAULL, bishops;
+
+	if (b->by_type[PF_PAWN] | b->by_type[PF_ROOK] | b->by_type[PF_QUEEN])
+		return 0;
+	if (popcount(b->by_type[PF_KNIGHT] | b->by_type[PF_BISHOP]) <= 1)
+		return 1;
+	if (b->by_type[PF_KNIGHT])
+		return 0;
+	/* Only bishops: a draw when all stand on one colour of square. */
+	bishops = b->by_type[PF_BISHOP];
+	return !(bishops & light) || !(bishops & ~light);
+}
+
+int
+pf_fifty_move_draw(const pf_board *b)
+{
+	return b->rule50 >= 100 && pf_board_status(b) != PF_CHECKMATE;
+}
+
+int
+pf_repetition_count(const uint64_t *keys, int n, int rule50)
+{
+	int i, count = 1, stop;
+
+	if (n <= 0)
+		return 0;
+	stop = n - 1 - rule50;
+	if (stop < 0)
+		stop = 0;
+	for (i = n - 3; i >= stop; i -= 2)
+		if (keys[i] == keys[n - 1])
+			count++;
+	return count;
+}
+
+/* ---- UCI move text ------------------------------------------------- */
+
+static int
+castle_king_to(pf_move m)
+{
+	int from = PF_MOVE_FROM(m), to = PF_MOVE_TO(m);
+
+	return (from & 56) + (to > from ? 6 : 2);
+}
+
+char *
+pf_move_to_uci(const pf_board *b, pf_move m, char *buf)
+{
+	int to = PF_MOVE_TO(m);
+
+	if (m == PF_MOVE_NONE) {
+		strcpy(buf, "0000");
+		return buf;
+	}
+	if (PF_MOVE_KIND(m) == PF_MK_CASTLE && !b->chess960)
+		to = castle_king_to(m);
+	sq_name(PF_MOVE_FROM(m), buf);
+	sq_name(to, buf + 2);
+	if (PF_MOVE_KIND(m) == PF_MK_PROMOTION) {
+		buf[4] = "nbrq"[PF_MOVE_PROMO(m) - PF_KNIGHT];
+		buf[5] = '\0';
+	}
+	return buf;
+}
+
+static int
+parse_square(const char *s)
+{
+	if (s[0] < 'a' || s[0] > 'h' || s[1] < '1' || s[1] > '8')
+		return -1;
+	return (s[1] - '1') * 8 + (s[0] - 'a');
+}
+
+int
+pf_move_from_uci(const pf_board *b, const char *s, size_t len, pf_move *m)
+{
+	pf_move list[PF_MAX_MOVES];
+	int from, to, promo = -1, n, i;
+	const char *pp;
+
+	if (len != 4 && len != 5)
+		return -1;
+	if ((from = parse_square(s)) < 0 || (to = parse_square(s + 2)) < 0)
+		return -1;
+	if (len == 5) {
+		if ((pp = strchr("nbrq", tolower((unsigned char)s[4]))) ==
+		    NULL || s[4] == '\0')
+			return -1;
+		promo = (int)(pp - "nbrq");
+	}
+	n = pf_gen_legal(b, list);
+	/* An ordinary move first: on a Chess960 board f1g1 can be a king
+	   step, and only the king-to-rook form then means castling. */
+	for (i = 0; i < n; i++) {
+		pf_move mv = list[i];
+
+		if (PF_MOVE_KIND(mv) == PF_MK_CASTLE ||
+		    PF_MOVE_FROM(mv) != from || PF_MOVE_TO(mv) != to)
+			continue;
+		if (PF_MOVE_KIND(mv) == PF_MK_PROMOTION ?
+		    promo != ((mv >> 14) & 3) : promo != -1)
+			continue;
+		*m = mv;
+		return 0;
+	}
+	if (promo != -1)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (PF_MOVE_KIND(list[i]) == PF_MK_CASTLE &&
+		    PF_MOVE_FROM(list[i]) == from && PF_MOVE_TO(list[i]) == to) {
+			*m = list[i];
+			return 0;
+		}
+	for (i = 0; i < n; i++)
+		if (PF_MOVE_KIND(list[i]) == PF_MK_CASTLE &&
+		    PF_MOVE_FROM(list[i]) == from &&
+		    castle_king_to(list[i]) == to) {
+			*m = list[i];
+			return 0;
+		}
+	return -1;
+}
+
+/* ---- SAN ----------------------------------------------------------- */
+
+char *
+pf_move_to_san(const pf_board *b, pf_move m, char *buf)
+{
+	pf_move list[PF_MAX_MOVES];
+	int from = PF_MOVE_FROM(m), to = PF_MOVE_TO(m), kind = PF_MOVE_KIND(m);
+	int type = PF_PIECE_TYPE(b->squares[from]), n, i;
+	int same_file = 0, same_rank = 0, others = 0;
+	char *p = buf;
+	pf_board after;
+	pf_undo u;
+
+	if (m == PF_MOVE_NONE) {
+		strcpy(buf, "--");
+		return buf;
+	}
+	if (kind == PF_MK_CASTLE) {
+		strcpy(p, to > from ? "O-O" : "O-O-O");
+		p += strlen(p);
+	} else if (type == PF_PAWN) {
+		*p++ = (char)('a' + (from & 7));
+		if ((from & 7) != (to & 7)) {
+			*p++ = 'x';
+			sq_name(to, p);
+			p += 2;
+		} else {
+			p--;
+			sq_name(to, p);
+			p += 2;
+		}
+		if (kind == PF_MK_PROMOTION) {
+			*p++ = '=';
+			*p++ = "NBRQ"[PF_MOVE_PROMO(m) - PF_KNIGHT];
+		}
+	} else {
+		*p++ = "PNBRQK"[type];
+		n = pf_gen_legal(b, list);
+		for (i = 0; i < n; i++) {
+			int f2 = PF_MOVE_FROM(list[i]);
+
+			if (list[i] == m || PF_MOVE_TO(list[i]) != to ||
+			    PF_MOVE_KIND(list[i]) == PF_MK_CASTLE ||
+			    PF_PIECE_TYPE(b->squares[f2]) != type)
+				continue;
+			others++;
+			if ((f2 & 7) == (from & 7))
+				same_file++;
+			if ((f2 >> 3) == (from >> 3))
+				same_rank++;
+		}
+		if (others) {
+			if (!same_file)
+				*p++ = (char)('a' + (from & 7));
+			else if (!same_rank)
+				*p++ = (char)('1' + (from >> 3));
+			else {
+				sq_name(from, p);
+				p += 2;
+			}
+		}
+		if (b->squares[to] != PF_NO_PIECE)
+			*p++ = 'x';
+		sq_name(to, p);
+		p += 2;
+	}
+	after = *b;
+	pf_make_move(&after, m, &u);
+	if (after.checkers)
+		*p++ = pf_count_legal(&after) ? '+' : '#';
+	*p = '\0';
+	return buf;
+}
+
+int
+pf_move_from_san(const pf_board *b, const char *san, size_t len,
+    pf_move *m, char *err, size_t errlen)
+{
+	pf_move list[PF_MAX_MOVES], found = PF_MOVE_NONE;
+	char s[32], orig[32], *p;
+	int n, i, type = PF_PAWN, to, from_file = -1, from_rank = -1;
+	int promo = -1, matches = 0, castle = 0;
+	size_t k;
+
+	while (len > 0 && (san[0] == ' ' || san[0] == '\t'))
+		san++, len--;
+	while (len > 0 && strchr("+#!? \t", san[len - 1]) != NULL)
+		len--;
+	if (len >= 4 && memcmp(san + len - 4, "e.p.", 4) == 0)
+		len -= 4;
+	while (len > 0 && san[len - 1] == ' ')
+		len--;
+	if (len == 0 || len >= sizeof(s)) {
+		seterr(err, errlen, "empty or overlong move text");
+		return -1;
+	}
+	memcpy(s, san, len);
+	s[len] = '\0';
+	memcpy(orig, s, len + 1);
+
+	if (strcmp(s, "O-O") == 0 || strcmp(s, "0-0") == 0 ||
+	    strcmp(s, "o-o") == 0)
+		castle = 1;
+	else if (strcmp(s, "O-O-O") == 0 || strcmp(s, "0-0-0") == 0 ||
+	    strcmp(s, "o-o-o") == 0)
+		castle = 2;
+	n = pf_gen_legal(b, list);
+	if (castle) {
+		for (i = 0; i < n; i++)
+			if (PF_MOVE_KIND(list[i]) == PF_MK_CASTLE &&
+			    (PF_MOVE_TO(list[i]) > PF_MOVE_FROM(list[i])) ==
+			    (castle == 1)) {
+				*m = list[i];
+				return 0;
+			}
+		seterr(err, errlen, "illegal move %s", s);
+		return -1;
+	}
+	if ((len == 4 || len == 5) && parse_square(s) >= 0 &&
+	    parse_square(s + 2) >= 0 && pf_move_from_uci(b, s, len, m) == 0)
+		return 0;
+
+	p = s;
+	if (strchr("NBRQK", *p) != NULL) {
+		type = (int)(strchr("PNBRQK", *p) - "PNBRQK");
+		p++;
+	} else if (*p == 'P')
+		p++;
+	/* Promotion suffix: "=Q", "Q" or "q" after the destination. */
+	k = strlen(p);
+	if (k >= 2 && strchr("NBRQnbrq", p[k - 1]) != NULL &&
+	    (p[k - 2] == '=' || (p[k - 2] >= '1' && p[k - 2] <= '8'))) {
+		promo = (int)(strchr("nbrq", tolower((unsigned char)p[k - 1]))
+		    - "nbrq");
+		p[--k] = '\0';
+		if (p[k - 1] == '=')
+			p[--k] = '\0';
+	}
+	if (k < 2 || (to = parse_square(p + k - 2)) < 0) {
+		seterr(err, errlen, "cannot read move %s", orig);
+		return -1;
+	}
+	p[k - 2] = '\0';
+	for (; *p; p++) {
+		if (*p >= 'a' && *p <= 'h' && from_file < 0)
+			from_file = *p - 'a';
+		else if (*p >= '1' && *p <= '8' && from_rank < 0)
+			from_rank = *p - '1';
+		else if (*p != 'x' && *p != ':' && *p != '-') {
+			seterr(err, errlen, "cannot read move %s", orig);
+			return -1;
+		}
+	}
+	if (promo >= 0 && type != PF_PAWN) {
+		seterr(err, errlen, "cannot read move %s", orig);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		pf_move mv = list[i];
+		int from = PF_MOVE_FROM(mv);
+
+		if (PF_MOVE_KIND(mv) == PF_MK_CASTLE || PF_MOVE_TO(mv) != to ||
+		    PF_PIECE_TYPE(b->squares[from]) != type)
+			continue;
+		if (from_file >= 0 && (from & 7) != from_file)
+			continue;
+		if (from_rank >= 0 && (from >> 3) != from_rank)
+			continue;
+		if (PF_MOVE_KIND(mv) == PF_MK_PROMOTION) {
+			if (promo < 0) {
+				seterr(err, errlen, "promotion piece missing "
+				    "in %s", orig);
+				return -1;
+			}
+			if (((mv >> 14) & 3) != promo)
+				continue;
+		} else if (promo >= 0)
+			continue;
+		/* A pawn "capture" needs a file change; b4 is not bxc5. */
+		if (type == PF_PAWN && from_file < 0 && (from & 7) != (to & 7))
+			continue;
+		found = mv;
+		matches++;
+	}
+	if (matches == 0) {
+		seterr(err, errlen, "illegal move %s", orig);
+		return -1;
+	}
+	if (matches > 1) {
+		seterr(err, errlen, "ambiguous move %s", orig);
+		return -1;
+	}
+	*m = found;
+	return 0;
+}
