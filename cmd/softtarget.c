@@ -1,0 +1,1077 @@
+/*
+ * softtarget - policy and value training targets from engine scores.
+ *
+ * Reads a record stream, and for every record that carries what a target
+ * needs, appends a policy target (PF_EXT_POLICY: a probability for every
+ * legal move, from the per-move scores of uci-eval --multipv all) and value
+ * targets (PF_EXT_VALUE: one per --value method, from an evaluation, the
+ * game result, or both).  Everything else passes through byte for byte.
+ * The formulas are those of METHODS.md sections 1 and 2 (lib/target.c).
+ *
+ * The linear reward needs a game's length, so with --value linear the
+ * records of one game (consecutive, same game id, increasing ply, the last
+ * flagged PF_RF_LAST) are held until the game ends, at most
+ * --max-game-plies of them.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "posflow.h"
+#include "target.h"
+
+#define USAGE \
+"usage: softtarget [-fz] [--policy method] [--drop fraction] [--power p]\n" \
+"                  [--temperature t] [--value method] [--spread s]\n" \
+"                  [--alpha a] [--wdl-a a] [--wdl-b b] [--lambda l]\n" \
+"                  [--eval selector] [--require] [--max-game-plies n]\n" \
+"                  [-o file] [file ...]\n"
+
+/* Value methods as options name them (wdl covers PF_VALUE_WDL and
+   PF_VALUE_WDL_ENGINE). */
+enum { VM_TANH, VM_LOGISTIC, VM_WDL, VM_LINEAR, VM_N };
+static const char *const vm_names[VM_N] = { "tanh", "logistic", "wdl",
+	"linear" };
+
+/* Which evaluation (and per-move table) a target is computed from. */
+enum { SEL_DEEPEST, SEL_FIRST, SEL_LAST, SEL_PGN, SEL_DEPTH, SEL_NODES,
+	SEL_MOVETIME };
+
+/* Options given, to refuse those that do not apply. */
+enum { SET_DROP = 1, SET_POWER = 2, SET_TEMP = 4, SET_SPREAD = 8,
+	SET_ALPHA = 16, SET_WDL_A = 32, SET_WDL_B = 64, SET_LAMBDA = 128,
+	SET_MAXPLIES = 256 };
+
+struct opts {
+	pf_policy_params pp;	/* pp.method 0: no policy target */
+	int nvalues;
+	int values[VM_N];	/* VM_*, in the order given */
+	double spread, alpha, wdl_a, wdl_b, lambda;
+	int sel;		/* SEL_* */
+	uint64_t sel_limit;	/* SEL_DEPTH, _NODES, _MOVETIME */
+	int require;
+	int max_game_plies;
+	int compress, force;
+	const char *output;
+	unsigned set;
+};
+
+/* One record held back for the linear reward. */
+struct held {
+	pf_record rec;		/* ext is set when written */
+	size_t off, len;	/* its ext bytes in game.bytes */
+	uint64_t recno;
+	int ok;			/* 0: an error, write it as it came */
+};
+
+struct game {
+	struct held *recs;
+	size_t n, cap;
+	uint8_t *bytes;
+	size_t blen, bcap;
+	uint64_t id;
+	uint16_t last_ply;
+	int overflow;		/* this game outgrew --max-game-plies */
+	uint64_t overflow_id;
+	uint16_t overflow_ply;
+};
+
+/*
+ * The board of the previous record and the move played from it.  Records
+ * of a game arrive in order, so the next record's board is usually this
+ * one after that move: making the move and comparing the packed result
+ * with the record's 28 bytes is much cheaper than unpacking and
+ * validating them.
+ */
+struct chain {
+	int valid;
+	pf_board b;
+	pf_move move;
+	uint16_t chess960;
+};
+
+struct run {
+	const struct opts *o;
+	struct chain chain;
+	int chain_ok;		/* chain is the previous record's */
+	pf_target *target;
+	pf_movescores *scores;	/* decoded table (large: on the heap) */
+	pf_policy *policy;
+	pf_extbuf eb;
+	pf_writer *w;
+	struct game game;
+	const char *name;	/* current input, for messages */
+	int status;		/* PF_EXIT_* so far */
+	int stop;		/* output failed or closed */
+};
+
+static void
+usage(void)
+{
+	fputs(USAGE, stderr);
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static int
+parse_double(const char *opt, const char *s, double min, double max,
+    int positive, double *out)
+{
+	const char *errstr;
+	double v;
+
+	v = pf_strtod(s, min, max, &errstr);
+	if (errstr != NULL) {
+		pf_warnx("%s: %s: %s (want %g to %g)", opt, s, errstr, min,
+		    max);
+		return -1;
+	}
+	if (positive && !(v > 0)) {
+		pf_warnx("%s: %s: must be greater than 0", opt, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int
+parse_selector(struct opts *o, const char *s)
+{
+	static const struct { const char *name; int sel; } names[] = {
+		{ "deepest", SEL_DEEPEST }, { "first", SEL_FIRST },
+		{ "last", SEL_LAST }, { "pgn", SEL_PGN }
+	};
+	static const struct { const char *prefix; int sel; } limits[] = {
+		{ "depth:", SEL_DEPTH }, { "nodes:", SEL_NODES },
+		{ "movetime:", SEL_MOVETIME }
+	};
+	const char *errstr;
+	size_t i, len;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i].name) == 0) {
+			o->sel = names[i].sel;
+			return 0;
+		}
+	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		len = strlen(limits[i].prefix);
+		if (strncmp(s, limits[i].prefix, len) != 0)
+			continue;
+		o->sel_limit = (uint64_t)pf_strtonum(s + len, 0, LLONG_MAX,
+		    &errstr);
+		if (errstr != NULL) {
+			pf_warnx("--eval: %s: limit %s", s, errstr);
+			return -1;
+		}
+		o->sel = limits[i].sel;
+		return 0;
+	}
+	pf_warnx("--eval: %s: unknown selector (deepest, first, last, pgn, "
+	    "depth:N, nodes:N, movetime:N)", s);
+	return -1;
+}
+
+static int
+parse_method(const char *opt, const char *s, const char *const *names,
+    int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	pf_warnx("%s: %s: unknown method", opt, s);
+	return -1;
+}
+
+/* Refuse options that the chosen methods do not use. */
+static int
+check_combination(struct opts *o)
+{
+	int want[VM_N] = { 0 }, i, eval_values = 0;
+	int zeman = o->pp.method == PF_POLICY_ZEMAN;
+	int temp = o->pp.method == PF_POLICY_SOFTMAX ||
+	    o->pp.method == PF_POLICY_WINPROB;
+
+	for (i = 0; i < o->nvalues; i++) {
+		want[o->values[i]] = 1;
+		if (o->values[i] != VM_LINEAR)
+			eval_values = 1;
+	}
+	if (o->pp.method == 0 && o->nvalues == 0) {
+		pf_warnx("--policy none needs a --value");
+		return -1;
+	}
+	if ((o->set & (SET_DROP | SET_POWER)) && !zeman) {
+		pf_warnx("--drop and --power need --policy zeman");
+		return -1;
+	}
+	if ((o->set & SET_TEMP) && !temp) {
+		pf_warnx("--temperature needs --policy softmax or winprob");
+		return -1;
+	}
+	if ((o->set & SET_SPREAD) && !want[VM_TANH]) {
+		pf_warnx("--spread needs --value tanh");
+		return -1;
+	}
+	if ((o->set & SET_ALPHA) && !want[VM_LOGISTIC]) {
+		pf_warnx("--alpha needs --value logistic");
+		return -1;
+	}
+	if ((o->set & (SET_WDL_A | SET_WDL_B)) && !want[VM_WDL] &&
+	    o->pp.method != PF_POLICY_WINPROB) {
+		pf_warnx("--wdl-a and --wdl-b need --value wdl or "
+		    "--policy winprob");
+		return -1;
+	}
+	if ((o->set & SET_LAMBDA) && !eval_values) {
+		pf_warnx("--lambda needs --value tanh, logistic or wdl");
+		return -1;
+	}
+	if ((o->set & SET_MAXPLIES) && !want[VM_LINEAR]) {
+		pf_warnx("--max-game-plies needs --value linear");
+		return -1;
+	}
+	o->pp.wdl_a = o->wdl_a;
+	o->pp.wdl_b = o->wdl_b;
+	return 0;
+}
+
+/* 0, or PF_EXIT_USAGE (message printed), or -1 for --help / --version. */
+static int
+parse_options(int argc, char *argv[], struct opts *o, int *optindp)
+{
+	enum { O_POLICY = 256, O_DROP, O_POWER, O_TEMP, O_VALUE, O_SPREAD,
+		O_ALPHA, O_WDL_A, O_WDL_B, O_LAMBDA, O_EVAL, O_REQUIRE,
+		O_MAXPLIES, O_HELP, O_VERSION };
+	static const struct option longopts[] = {
+		{ "policy", required_argument, NULL, O_POLICY },
+		{ "drop", required_argument, NULL, O_DROP },
+		{ "power", required_argument, NULL, O_POWER },
+		{ "temperature", required_argument, NULL, O_TEMP },
+		{ "value", required_argument, NULL, O_VALUE },
+		{ "spread", required_argument, NULL, O_SPREAD },
+		{ "alpha", required_argument, NULL, O_ALPHA },
+		{ "wdl-a", required_argument, NULL, O_WDL_A },
+		{ "wdl-b", required_argument, NULL, O_WDL_B },
+		{ "lambda", required_argument, NULL, O_LAMBDA },
+		{ "eval", required_argument, NULL, O_EVAL },
+		{ "require", no_argument, NULL, O_REQUIRE },
+		{ "max-game-plies", required_argument, NULL, O_MAXPLIES },
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "zstd", no_argument, NULL, 'z' },
+		{ "help", no_argument, NULL, O_HELP },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ NULL, 0, NULL, 0 }
+	};
+	/* In PF_POLICY_* order; "none" writes no policy target. */
+	static const char *const policy_names[] = { "none", "zeman",
+		"softmax", "winprob" };
+	const char *errstr;
+	double temp = 0;
+	int ch, m, i, policy = PF_POLICY_ZEMAN;
+
+	memset(o, 0, sizeof(*o));
+	o->spread = PF_TANH_SPREAD;
+	o->alpha = PF_LOGISTIC_ALPHA;
+	o->wdl_a = PF_WDL_A;
+	o->wdl_b = PF_WDL_B;
+	o->lambda = 1;
+	o->sel = SEL_DEEPEST;
+	o->max_game_plies = 4096;
+	pf_policy_params_default(&o->pp, 0);
+	while ((ch = getopt_long(argc, argv, "fo:z", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_POLICY:
+			if ((m = parse_method("--policy", optarg, policy_names,
+			    4)) < 0)
+				goto bad;
+			policy = m;
+			break;
+		case O_DROP:
+			if (parse_double("--drop", optarg, 0, 0.99, 0,
+			    &o->pp.drop) == -1)
+				goto bad;
+			o->set |= SET_DROP;
+			break;
+		case O_POWER:
+			if (parse_double("--power", optarg, 0, 64, 1,
+			    &o->pp.power) == -1)
+				goto bad;
+			o->set |= SET_POWER;
+			break;
+		case O_TEMP:
+			if (parse_double("--temperature", optarg, 0, 1e9, 1,
+			    &temp) == -1)
+				goto bad;
+			o->set |= SET_TEMP;
+			break;
+		case O_VALUE:
+			if ((m = parse_method("--value", optarg, vm_names,
+			    VM_N)) < 0)
+				goto bad;
+			for (i = 0; i < o->nvalues; i++)
+				if (o->values[i] == m) {
+					pf_warnx("--value %s given twice",
+					    optarg);
+					goto bad;
+				}
+			o->values[o->nvalues++] = m;
+			break;
+		case O_SPREAD:
+			if (parse_double("--spread", optarg, 0, 1000, 1,
+			    &o->spread) == -1)
+				goto bad;
+			o->set |= SET_SPREAD;
+			break;
+		case O_ALPHA:
+			if (parse_double("--alpha", optarg, 0, 1e6, 1,
+			    &o->alpha) == -1)
+				goto bad;
+			o->set |= SET_ALPHA;
+			break;
+		case O_WDL_A:
+			if (parse_double("--wdl-a", optarg, -PF_MATE_CP,
+			    PF_MATE_CP, 0, &o->wdl_a) == -1)
+				goto bad;
+			o->set |= SET_WDL_A;
+			break;
+		case O_WDL_B:
+			if (parse_double("--wdl-b", optarg, 0, 1e6, 1,
+			    &o->wdl_b) == -1)
+				goto bad;
+			o->set |= SET_WDL_B;
+			break;
+		case O_LAMBDA:
+			if (parse_double("--lambda", optarg, 0, 1, 0,
+			    &o->lambda) == -1)
+				goto bad;
+			o->set |= SET_LAMBDA;
+			break;
+		case O_EVAL:
+			if (parse_selector(o, optarg) == -1)
+				goto bad;
+			break;
+		case O_REQUIRE:
+			o->require = 1;
+			break;
+		case O_MAXPLIES:
+			o->max_game_plies = (int)pf_strtonum(optarg, 1, 65536,
+			    &errstr);
+			if (errstr != NULL) {
+				pf_warnx("--max-game-plies: %s: %s", optarg,
+				    errstr);
+				goto bad;
+			}
+			o->set |= SET_MAXPLIES;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'z':
+			o->compress = 1;
+			break;
+		case O_HELP:
+			fputs(USAGE, stdout);
+			return -1;
+		case O_VERSION:
+			pf_print_version();
+			return -1;
+		default:
+			goto bad;
+		}
+	}
+	if (policy != 0) {
+		double drop = o->pp.drop, power = o->pp.power;
+
+		pf_policy_params_default(&o->pp, policy);
+		if (o->set & SET_DROP)
+			o->pp.drop = drop;
+		if (o->set & SET_POWER)
+			o->pp.power = power;
+		if (o->set & SET_TEMP)
+			o->pp.temperature = temp;
+	} else
+		o->pp.method = 0;
+	if (check_combination(o) == -1)
+		goto bad;
+	*optindp = optind;
+	return 0;
+bad:
+	usage();
+	return PF_EXIT_USAGE;
+}
+
+/* ---- per record ------------------------------------------------------- */
+
+static void
+record_error(struct run *run, uint64_t recno, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+record_error(struct run *run, uint64_t recno, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pf_warnx("%s: record %" PRIu64 ": %s", run->name, recno, msg);
+	run->status = PF_EXIT_DATA;
+}
+
+static void
+put(struct run *run, const pf_record *rec)
+{
+	if (run->stop)
+		return;
+	if (pf_writer_put(run->w, rec) == -1) {
+		if (!pf_writer_broken_pipe(run->w)) {
+			pf_warnx("%s", pf_writer_error(run->w));
+			run->status = PF_EXIT_DATA;
+		}
+		run->stop = 1;
+	}
+}
+
+/* Evaluation fields softtarget reads (ext.h layout, PF_EXT_EVAL). */
+struct evalview {
+	uint8_t source, limit_kind, score_kind, flags;
+	int32_t score;
+	uint64_t limit;
+	uint16_t wdl[3];
+	uint16_t depth;
+};
+
+#define EVAL_MIN_LEN	44
+
+static void
+eval_view(const pf_ext *x, struct evalview *v)
+{
+	const uint8_t *p = x->data;
+
+	v->source = p[0];
+	v->limit_kind = p[1];
+	v->score_kind = p[2];
+	v->flags = p[3];
+	v->score = (int32_t)pf_get32(p + 4);
+	v->limit = pf_get64(p + 8);
+	v->wdl[0] = pf_get16(p + 16);
+	v->wdl[1] = pf_get16(p + 18);
+	v->wdl[2] = pf_get16(p + 20);
+	v->depth = pf_get16(p + 22);
+}
+
+static int
+limit_kind_of(int sel)
+{
+	switch (sel) {
+	case SEL_DEPTH:
+		return PF_LIMIT_DEPTH;
+	case SEL_NODES:
+		return PF_LIMIT_NODES;
+	default:
+		return PF_LIMIT_MOVETIME;
+	}
+}
+
+/*
+ * May evaluation v be chosen under the selector?  Among those that may,
+ * build() keeps the first (first), the deepest (deepest; later ones win
+ * ties) or the last (every other selector).
+ */
+static int
+eval_matches(const struct opts *o, const struct evalview *v)
+{
+	switch (o->sel) {
+	case SEL_DEEPEST:
+		return v->source == PF_SRC_ENGINE ||
+		    v->source == PF_SRC_TERMINAL;
+	case SEL_FIRST:
+	case SEL_LAST:
+		return 1;
+	case SEL_PGN:
+		return v->source == PF_SRC_PGN;
+	default:
+		if (v->source == PF_SRC_TERMINAL)
+			return 1;
+		return v->source == PF_SRC_ENGINE &&
+		    v->limit_kind == limit_kind_of(o->sel) &&
+		    v->limit == o->sel_limit;
+	}
+}
+
+/* Does this record already carry a target of a kind this run writes? */
+static int
+replaced(const struct opts *o, const pf_ext *x)
+{
+	int i, m;
+
+	if (x->type == PF_EXT_POLICY)
+		return o->pp.method != 0 && x->len >= 1 &&
+		    x->data[0] == o->pp.method;
+	if (x->type != PF_EXT_VALUE || x->len < 1)
+		return 0;
+	m = x->data[0];
+	for (i = 0; i < o->nvalues; i++) {
+		switch (o->values[i]) {
+		case VM_TANH:
+			if (m == PF_VALUE_TANH)
+				return 1;
+			break;
+		case VM_LOGISTIC:
+			if (m == PF_VALUE_LOGISTIC)
+				return 1;
+			break;
+		case VM_WDL:
+			if (m == PF_VALUE_WDL || m == PF_VALUE_WDL_ENGINE)
+				return 1;
+			break;
+		case VM_LINEAR:
+			if (m == PF_VALUE_LINEAR)
+				return 1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Side to move from the packed position (chess.h: stm_ep bit 7). */
+static int
+packed_stm(const pf_record *rec)
+{
+	return rec->pos[24] & 0x80 ? PF_BLACK : PF_WHITE;
+}
+
+static int
+add_value(struct run *run, int method, int scale, double p1, double p2,
+    double lambda, double target)
+{
+	pf_value v;
+
+	v.method = (uint8_t)method;
+	v.scale = (uint8_t)scale;
+	v.param1 = (float)p1;
+	v.param2 = (float)p2;
+	v.lambda = (float)lambda;
+	v.target = (float)target;
+	return pf_value_encode(&v, &run->eb);
+}
+
+/*
+ * The record's board from the previous record's (see struct chain): 0 and
+ * *b filled, or -1 when the chain does not hold.  The move is checked
+ * against the previous board's legal moves before it is made.
+ */
+static int
+chained_board(struct run *run, const pf_record *rec, pf_board *b)
+{
+	const pf_move *legal;
+	uint8_t packed[PF_PACKED_SIZE];
+	pf_undo u;
+	int n, i;
+
+	if (!run->chain_ok || run->chain.move == PF_MOVE_NONE ||
+	    run->chain.chess960 != (rec->flags & PF_RF_CHESS960))
+		return -1;
+	legal = pf_target_legal(run->target, &n);
+	for (i = 0; i < n && legal[i] != run->chain.move; i++)
+		continue;
+	if (i == n)
+		return -1;
+	*b = run->chain.b;
+	pf_make_move(b, run->chain.move, &u);
+	pf_board_pack(b, packed);
+	if (memcmp(packed, rec->pos, PF_PACKED_SIZE) != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * Build the record's new extension area in run->eb: its extensions minus
+ * the targets this run replaces, then the policy and the value targets
+ * (the linear reward is added later, when the game is complete).
+ * 0, or -1 after reporting an error (the record is then written as it
+ * came).
+ */
+static int
+build(struct run *run, const pf_record *rec, uint64_t recno)
+{
+	const struct opts *o = run->o;
+	pf_ext_iter it;
+	pf_ext x, table;
+	struct evalview v, best = { 0 };
+	int rv, nrepl = 0, have_table = 0, have_eval = 0, i;
+	uint16_t table_depth = 0;
+	double r = -1, cp;
+	char err[128];
+	pf_board b;
+
+	/* The chain holds only from one record to the next. */
+	run->chain_ok = run->chain.valid;
+	run->chain.valid = 0;
+
+	/* One pass over the extensions: the table and evaluation to use,
+	   and whether anything is replaced. */
+	pf_ext_iter_init(&it, rec);
+	while ((rv = pf_ext_next(&it, &x)) == 1) {
+		if (replaced(o, &x))
+			nrepl++;
+		if (x.type == PF_EXT_MOVESCORES && o->pp.method != 0) {
+			uint16_t depth;
+			uint64_t limit;
+
+			if (x.len < 14) {
+				record_error(run, recno, "per-move scores: "
+				    "extension too short (%" PRIu32 " bytes)",
+				    x.len);
+				return -1;
+			}
+			if (x.data[1] & PF_MSF_INTERMEDIATE)
+				continue;
+			depth = pf_get16(x.data + 2);
+			limit = pf_get64(x.data + 4);
+			switch (o->sel) {
+			case SEL_FIRST:
+				if (have_table)
+					continue;
+				break;
+			case SEL_DEPTH:
+			case SEL_NODES:
+			case SEL_MOVETIME:
+				if (x.data[0] != limit_kind_of(o->sel) ||
+				    limit != o->sel_limit)
+					continue;
+				break;
+			case SEL_LAST:
+				break;
+			default:	/* deepest; pgn: tables are engine's */
+				if (have_table && depth < table_depth)
+					continue;
+				break;
+			}
+			table = x;
+			table_depth = depth;
+			have_table = 1;
+		} else if (x.type == PF_EXT_EVAL && o->nvalues > 0) {
+			if (x.len < EVAL_MIN_LEN) {
+				record_error(run, recno, "evaluation: "
+				    "extension too short (%" PRIu32 " bytes)",
+				    x.len);
+				return -1;
+			}
+			eval_view(&x, &v);
+			if (!eval_matches(o, &v))
+				continue;
+			if (have_eval && (o->sel == SEL_FIRST ||
+			    (o->sel == SEL_DEEPEST && v.depth < best.depth)))
+				continue;
+			best = v;
+			have_eval = 1;
+		}
+	}
+	if (rv < 0) {
+		record_error(run, recno, "malformed extension area");
+		return -1;
+	}
+
+	pf_extbuf_reset(&run->eb);
+	if (nrepl == 0) {
+		if (pf_extbuf_append_raw(&run->eb, rec->ext, rec->ext_len) < 0)
+			goto nomem;
+	} else {
+		pf_ext_iter_init(&it, rec);
+		while (pf_ext_next(&it, &x) == 1)
+			if (!replaced(o, &x) &&
+			    pf_extbuf_append_raw(&run->eb, x.data -
+			    PF_EXT_HEADER_SIZE, PF_EXT_HEADER_SIZE + x.len) < 0)
+				goto nomem;
+	}
+
+	/* Policy. */
+	if (o->pp.method != 0) {
+		if (have_table) {
+			if (pf_movescores_decode(&table, run->scores) < 0) {
+				record_error(run, recno,
+				    "per-move scores: malformed extension");
+				return -1;
+			}
+			if (chained_board(run, rec, &b) == -1 &&
+			    pf_board_unpack(&b, rec->pos,
+			    (rec->flags & PF_RF_CHESS960) != 0, err,
+			    sizeof(err)) < 0) {
+				record_error(run, recno, "bad position: %s",
+				    err);
+				return -1;
+			}
+			if (pf_target_policy(run->target, &b, run->scores,
+			    run->policy) < 0) {
+				record_error(run, recno, "%s",
+				    pf_target_error(run->target));
+				return -1;
+			}
+			run->chain.valid = 1;
+			run->chain.b = b;
+			run->chain.move = rec->move;
+			run->chain.chess960 = rec->flags & PF_RF_CHESS960;
+			if (run->policy->n > 0 &&
+			    pf_policy_encode(run->policy, &run->eb) < 0)
+				goto nomem;
+		} else if (o->require) {
+			pf_move moves[PF_MAX_MOVES];
+
+			if (pf_board_unpack(&b, rec->pos,
+			    (rec->flags & PF_RF_CHESS960) != 0, err,
+			    sizeof(err)) < 0) {
+				record_error(run, recno, "bad position: %s",
+				    err);
+				return -1;
+			}
+			if (pf_gen_legal(&b, moves) > 0) {
+				record_error(run, recno, "no per-move scores "
+				    "(--require)");
+				return -1;
+			}
+		}
+	}
+
+	/* Values from the evaluation. */
+	for (i = 0; i < o->nvalues; i++) {
+		int m = o->values[i];
+		double q, s;
+
+		if (m == VM_LINEAR)
+			continue;
+		if (!have_eval) {
+			if (o->require) {
+				record_error(run, recno, "no evaluation to "
+				    "make a %s value from (--require)",
+				    vm_names[m]);
+				return -1;
+			}
+			continue;
+		}
+		if (o->lambda < 1) {
+			r = pf_result_stm(rec->result, packed_stm(rec));
+			if (r < 0) {
+				if (o->require) {
+					record_error(run, recno, "unknown game "
+					    "result for --lambda (--require)");
+					return -1;
+				}
+				continue;
+			}
+		}
+		if (best.score_kind != PF_SCORE_CP &&
+		    best.score_kind != PF_SCORE_MATE) {
+			record_error(run, recno, "evaluation: unknown score "
+			    "kind %u", best.score_kind);
+			return -1;
+		}
+		cp = pf_score_cp(best.score_kind, best.score);
+		switch (m) {
+		case VM_TANH:
+			q = pf_value_tanh(cp, o->spread);
+			if (o->lambda < 1)
+				q = pf_value_blend(q, 0, r, o->lambda);
+			rv = add_value(run, PF_VALUE_TANH, 0, o->spread, 0,
+			    o->lambda, q);
+			break;
+		case VM_LOGISTIC:
+			q = pf_value_logistic(cp, o->alpha);
+			if (o->lambda < 1)
+				q = pf_value_blend(q, 0, r, o->lambda);
+			rv = add_value(run, PF_VALUE_LOGISTIC, 0, o->alpha, 0,
+			    o->lambda, q);
+			break;
+		default:
+			if (best.flags & PF_EVF_WDL) {
+				s = pf_value_wdl_engine(best.wdl[0],
+				    best.wdl[1], best.wdl[2]);
+				if (o->lambda < 1)
+					s = pf_value_blend(s, 1, r, o->lambda);
+				rv = add_value(run, PF_VALUE_WDL_ENGINE, 1, 0,
+				    0, o->lambda, s);
+			} else {
+				s = pf_value_wdl(cp, o->wdl_a, o->wdl_b);
+				if (o->lambda < 1)
+					s = pf_value_blend(s, 1, r, o->lambda);
+				rv = add_value(run, PF_VALUE_WDL, 1, o->wdl_a,
+				    o->wdl_b, o->lambda, s);
+			}
+			break;
+		}
+		if (rv < 0)
+			goto nomem;
+	}
+	return 0;
+nomem:
+	record_error(run, recno, "out of memory");
+	return -1;
+}
+
+/* ---- games, for the linear reward ------------------------------------- */
+
+static int
+want_linear(const struct opts *o)
+{
+	int i;
+
+	for (i = 0; i < o->nvalues; i++)
+		if (o->values[i] == VM_LINEAR)
+			return 1;
+	return 0;
+}
+
+/* Why a held game gets no linear reward. */
+enum { GAME_COMPLETE, GAME_UNFINISHED, GAME_TRUNCATED, GAME_TOO_LONG };
+
+/*
+ * Write the held game.  GAME_COMPLETE: its last record has ply plies and
+ * each record gets its linear reward; otherwise the game's length is not
+ * known (it ended without its last position, or was cut short where its
+ * move text went bad) or it was too long to hold, so no record can.
+ */
+static void
+flush_game(struct run *run, int how, int plies)
+{
+	struct game *g = &run->game;
+	struct held *h;
+	size_t i;
+	double r;
+
+	if (g->n == 0)
+		return;
+	if (how == GAME_UNFINISHED && run->o->require)
+		record_error(run, g->recs[g->n - 1].recno, "game %" PRIu64
+		    " ends without its last position: no linear reward "
+		    "(--require)", g->id);
+	if (how == GAME_TRUNCATED && run->o->require)
+		record_error(run, g->recs[g->n - 1].recno, "game %" PRIu64
+		    " was cut short (truncated): no linear reward "
+		    "(--require)", g->id);
+	for (i = 0; i < g->n; i++) {
+		h = &g->recs[i];
+		pf_extbuf_reset(&run->eb);
+		if (pf_extbuf_append_raw(&run->eb, g->bytes + h->off,
+		    h->len) < 0) {
+			record_error(run, h->recno, "out of memory");
+			continue;
+		}
+		if (h->ok && how == GAME_COMPLETE) {
+			r = pf_result_stm(h->rec.result, packed_stm(&h->rec));
+			if (r >= 0) {
+				if (add_value(run, PF_VALUE_LINEAR, 0, plies,
+				    0, 0, pf_value_linear(h->rec.ply, plies,
+				    r)) < 0)
+					record_error(run, h->recno,
+					    "out of memory");
+			} else if (run->o->require)
+				record_error(run, h->recno, "unknown game "
+				    "result: no linear reward (--require)");
+		}
+		h->rec.ext = run->eb.data;
+		h->rec.ext_len = (uint32_t)run->eb.len;
+		put(run, &h->rec);
+	}
+	g->n = 0;
+	g->blen = 0;
+}
+
+static int
+hold(struct run *run, const pf_record *rec, const uint8_t *ext, size_t len,
+    uint64_t recno, int ok)
+{
+	struct game *g = &run->game;
+	struct held *h;
+	void *p;
+	size_t cap;
+
+	if (g->n == g->cap) {
+		cap = g->cap ? 2 * g->cap : 256;
+		if ((p = realloc(g->recs, cap * sizeof(*g->recs))) == NULL)
+			return -1;
+		g->recs = p;
+		g->cap = cap;
+	}
+	if (g->blen + len > g->bcap) {
+		cap = g->bcap ? g->bcap : 1 << 16;
+		while (cap < g->blen + len)
+			cap *= 2;
+		if ((p = realloc(g->bytes, cap)) == NULL)
+			return -1;
+		g->bytes = p;
+		g->bcap = cap;
+	}
+	h = &g->recs[g->n++];
+	h->rec = *rec;
+	h->rec.ext = NULL;
+	h->off = g->blen;
+	h->len = len;
+	h->recno = recno;
+	h->ok = ok;
+	if (len > 0)
+		memcpy(g->bytes + g->blen, ext, len);
+	g->blen += len;
+	return 0;
+}
+
+/* Build the targets and write the record now. */
+static void
+emit(struct run *run, const pf_record *rec, uint64_t recno)
+{
+	pf_record out = *rec;
+
+	if (build(run, rec, recno) == 0) {
+		out.ext = run->eb.data;
+		out.ext_len = (uint32_t)run->eb.len;
+	}
+	put(run, &out);
+}
+
+static void
+process(struct run *run, const pf_record *rec, uint64_t recno)
+{
+	struct game *g = &run->game;
+	const uint8_t *ext = rec->ext;
+	size_t len = rec->ext_len;
+	int ok;
+
+	if (!want_linear(run->o)) {
+		emit(run, rec, recno);
+		return;
+	}
+	/* A game too long to hold: its remaining records go straight on. */
+	if (g->overflow && rec->game_id == g->overflow_id &&
+	    rec->ply > g->overflow_ply) {
+		g->overflow_ply = rec->ply;
+		emit(run, rec, recno);
+		return;
+	}
+	g->overflow = 0;
+	if (g->n > 0 && (rec->game_id != g->id || rec->ply <= g->last_ply))
+		flush_game(run, GAME_UNFINISHED, 0);
+	if (g->n >= (size_t)run->o->max_game_plies) {
+		record_error(run, recno, "game %" PRIu64 " has more than %d "
+		    "positions (--max-game-plies): no linear reward",
+		    rec->game_id, run->o->max_game_plies);
+		flush_game(run, GAME_TOO_LONG, 0);
+		g->overflow = 1;
+		g->overflow_id = rec->game_id;
+		g->overflow_ply = rec->ply;
+		emit(run, rec, recno);
+		return;
+	}
+	if ((ok = build(run, rec, recno) == 0)) {
+		ext = run->eb.data;
+		len = run->eb.len;
+	}
+	if (hold(run, rec, ext, len, recno, ok) < 0) {
+		record_error(run, recno, "out of memory");
+		flush_game(run, GAME_TOO_LONG, 0);
+		put(run, rec);
+		return;
+	}
+	g->id = rec->game_id;
+	g->last_ply = rec->ply;
+	if (rec->flags & PF_RF_LAST)
+		flush_game(run, rec->flags & PF_RF_TRUNCATED ? GAME_TRUNCATED :
+		    GAME_COMPLETE, rec->ply);
+}
+
+static void
+run_file(struct run *run, const char *path)
+{
+	pf_reader *r;
+	pf_record rec;
+	int rv;
+
+	run->name = pf_input_name(path);
+	if ((r = pf_reader_open_path(path)) == NULL) {
+		pf_warn("%s", run->name);
+		run->status = PF_EXIT_DATA;
+		return;
+	}
+	pf_reader_set_flush(r, run->w);
+	while (!run->stop && (rv = pf_reader_next(r, &rec)) != 0) {
+		if (rv < 0) {
+			pf_warnx("%s", pf_reader_error(r));
+			run->status = PF_EXIT_DATA;
+			continue;
+		}
+		process(run, &rec, pf_reader_records(r));
+	}
+	/* A game cut by the end of this input cannot get its reward. */
+	flush_game(run, GAME_UNFINISHED, 0);
+	pf_reader_free(r);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o;
+	struct run run;
+	pf_writer_opts wo;
+	int fd = -1, compress = 0, i, rv;
+
+	pf_prog_init(argv[0]);
+	if ((rv = parse_options(argc, argv, &o, &i)) != 0)
+		return rv < 0 ? PF_EXIT_OK : rv;
+	argc -= i;
+	argv += i;
+
+	memset(&run, 0, sizeof(run));
+	run.o = &o;
+	run.status = PF_EXIT_OK;
+	if ((fd = pf_open_output(o.output, o.force, &compress)) == -1) {
+		if (errno == ENOTTY)
+			pf_warnx("refusing to write binary records to a "
+			    "terminal (use -f to force)");
+		else
+			pf_warn("%s", o.output ? o.output : "stdout");
+		return PF_EXIT_DATA;
+	}
+	wo = pf_default_writer_opts(compress || o.compress);
+	run.target = pf_target_new(&o.pp);
+	run.scores = malloc(sizeof(*run.scores));
+	run.policy = malloc(sizeof(*run.policy));
+	run.w = pf_writer_open_fd(fd, o.output ? o.output : "stdout", &wo);
+	if (run.target == NULL || run.scores == NULL || run.policy == NULL ||
+	    run.w == NULL) {
+		pf_warn("out of memory");
+		run.status = PF_EXIT_DATA;
+		goto out;
+	}
+	if (argc == 0)
+		run_file(&run, "-");
+	for (i = 0; i < argc && !run.stop; i++)
+		run_file(&run, argv[i]);
+	if (!run.stop && pf_writer_close(run.w) == -1 &&
+	    !pf_writer_broken_pipe(run.w)) {
+		pf_warnx("%s", pf_writer_error(run.w));
+		run.status = PF_EXIT_DATA;
+	}
+out:
+	pf_writer_free(run.w);
+	pf_target_free(run.target);
+	free(run.scores);
+	free(run.policy);
+	pf_extbuf_free(&run.eb);
+	free(run.game.recs);
+	free(run.game.bytes);
+	if (fd > STDOUT_FILENO)
+		close(fd);
+	return run.status;
+}

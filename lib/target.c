@@ -1,0 +1,508 @@
+/*
+ * target.c - policy and value targets (see target.h and METHODS.md
+ * sections 1 and 2).  Pure computation; the per-record path does not
+ * allocate.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target.h"
+
+/* floor(drop * n) is computed with this tolerance, so that 0.29 * 100
+   drops 29 moves and not 28. */
+#define DROP_EPS	1e-9
+
+/* Legal moves are found by from and to square (12 bits); the entry holds
+   a generation stamp and the index of the first legal move with those
+   squares (promotions share them and are told apart by a scan). */
+#define KEY_BITS	12
+#define MOVE_KEY(m)	((unsigned)(m) & 0x0FFFu)
+#define GEN_MAX		0x00FFFFFFu
+
+struct pf_target {
+	pf_policy_params params;
+	uint32_t gen;			/* 1..GEN_MAX */
+	uint32_t slot[1u << KEY_BITS];	/* gen << 8 | index in legal[] */
+	uint8_t used[PF_MAX_MOVES];	/* legal[i] is in the table */
+	int nlegal;
+	pf_move legal[PF_MAX_MOVES];
+	int32_t cp[PF_MAX_MOVES];
+	int order[PF_MAX_MOVES];
+	double prob[PF_MAX_MOVES];
+	double sorted[PF_MAX_MOVES];
+	char err[160];
+};
+
+void
+pf_policy_params_default(pf_policy_params *p, int method)
+{
+	memset(p, 0, sizeof(*p));
+	p->method = method;
+	p->drop = PF_ZEMAN_DROP;
+	p->power = PF_ZEMAN_POWER;
+	p->temperature = method == PF_POLICY_WINPROB ? PF_WINPROB_T :
+	    PF_SOFTMAX_T;
+	p->wdl_a = PF_WDL_A;
+	p->wdl_b = PF_WDL_B;
+}
+
+static int
+params_ok(const pf_policy_params *p)
+{
+	switch (p->method) {
+	case PF_POLICY_ZEMAN:
+		return isfinite(p->drop) && p->drop >= 0 && p->drop < 1 &&
+		    isfinite(p->power) && p->power > 0;
+	case PF_POLICY_SOFTMAX:
+		return isfinite(p->temperature) && p->temperature > 0;
+	case PF_POLICY_WINPROB:
+		return isfinite(p->temperature) && p->temperature > 0 &&
+		    isfinite(p->wdl_a) && isfinite(p->wdl_b) && p->wdl_b > 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * order[0..n-1] = indices by decreasing score, ties by increasing index.
+ * Insertion sort: n is small and engine tables arrive sorted, which makes
+ * this linear in the usual case.
+ */
+static void
+sort_by_score(const int32_t *cp, int n, int *order)
+{
+	int i, j, k;
+
+	for (i = 0; i < n; i++) {
+		k = i;
+		for (j = i; j > 0 && cp[order[j - 1]] < cp[k]; j--)
+			order[j] = order[j - 1];
+		order[j] = k;
+	}
+}
+
+/*
+ * The methods produce weights w (>= 0, the best move's largest) and their
+ * sum; the probabilities are w / sum.  Quantisation works from the
+ * weights directly, so the per-record path normalises nothing.
+ */
+static double
+zeman(const pf_policy_params *p, const int32_t *cp, int n, const int *order,
+    double *w)
+{
+	int i, ndrop, kept;
+	double max, min, range, inv, x, v, sum = 0;
+
+	ndrop = (int)floor(p->drop * n + DROP_EPS);
+	if (ndrop > n - 1)
+		ndrop = n - 1;		/* never the best move */
+	kept = n - ndrop;
+	max = cp[order[0]];
+	min = cp[order[kept - 1]];
+	range = max - min;
+	inv = range > 0 ? 1.0 / range : 0;
+	for (i = 0; i < kept; i++) {
+		x = range > 0 ? (cp[order[i]] - min) * inv : 1.0;
+		if (p->power == 4.0)
+			v = (x * x) * (x * x);
+		else
+			v = pow(x, p->power);
+		w[order[i]] = v;
+		sum += v;
+	}
+	for (; i < n; i++)
+		w[order[i]] = 0;
+	if (sum > 0)
+		return sum;
+	/* All zero after the power: equal shares among the kept. */
+	for (i = 0; i < kept; i++)
+		w[order[i]] = 1;
+	return kept;
+}
+
+/* w ~ e^((x - max x) / T); order[0] holds the max. */
+static double
+softmax(const double *x, int n, const int *order, double t, double *w)
+{
+	int i;
+	double max = x[order[0]], sum = 0;
+
+	for (i = 0; i < n; i++) {
+		w[i] = exp((x[i] - max) / t);
+		sum += w[i];
+	}
+	return sum;
+}
+
+/* Weights of n >= 1 moves (params checked); returns their sum, > 0. */
+static double
+policy_weights(const pf_policy_params *p, const int32_t *cp, int n,
+    int *order, double *w, double *scratch)
+{
+	int i;
+
+	sort_by_score(cp, n, order);
+	switch (p->method) {
+	case PF_POLICY_ZEMAN:
+		return zeman(p, cp, n, order, w);
+	case PF_POLICY_SOFTMAX:
+		for (i = 0; i < n; i++)
+			scratch[i] = cp[i];
+		return softmax(scratch, n, order, p->temperature, w);
+	default:
+		for (i = 0; i < n; i++)
+			scratch[i] = pf_value_wdl(cp[i], p->wdl_a, p->wdl_b);
+		return softmax(scratch, n, order, p->temperature, w);
+	}
+}
+
+int
+pf_policy_probs(const pf_policy_params *p, const int32_t *cp, int n,
+    double *prob)
+{
+	int order[PF_MAX_MOVES], i;
+	double scratch[PF_MAX_MOVES], inv;
+
+	if (!params_ok(p) || n < 0 || n > PF_MAX_MOVES)
+		return -1;
+	if (n == 0)
+		return 0;
+	inv = 1.0 / policy_weights(p, cp, n, order, prob, scratch);
+	for (i = 0; i < n; i++)
+		prob[i] *= inv;
+	return 0;
+}
+
+/* Remainder buckets for quantize() (top bits of the fraction). */
+#define RBUCKET_BITS	4
+#define RBUCKETS	(1 << RBUCKET_BITS)
+
+/*
+ * Largest remainder over x_i = w_i * scale (scale = 65535 / sum w).  A
+ * remainder is compared as a 32-bit fixed-point fraction, then by index
+ * (lower first), so the order is total; remainders closer than 2^-32
+ * count as equal.  Instead of sorting, the candidates are counted into
+ * buckets by the top bits of their remainder: every bucket above the one
+ * where the deficit runs out gets its quantum, and only that boundary
+ * bucket is ranked exactly.  w must be finite and non-negative, with a
+ * positive sum; 0 stays 0.
+ */
+static void
+quantize(const double *w, int n, double scale, uint16_t *q)
+{
+	uint32_t rem[PF_MAX_MOVES];
+	uint16_t count[RBUCKETS];
+	int idx[PF_MAX_MOVES], edge[PF_MAX_MOVES];
+	long total = 0, deficit, acc;
+	int i, j, k, nc = 0, ne = 0, thr, need, rank;
+	double x, f;
+
+	for (i = 0; i < n; i++) {
+		x = w[i] * scale;
+		if (x > PF_POLICY_QUANTA)
+			x = PF_POLICY_QUANTA;
+		f = (double)(long)x;		/* floor: x >= 0 */
+		q[i] = (uint16_t)f;
+		total += q[i];
+		if (w[i] > 0) {
+			rem[nc] = (uint32_t)((x - f) * 4294967296.0);
+			idx[nc++] = i;
+		}
+	}
+	deficit = PF_POLICY_QUANTA - total;
+	if (deficit == 0 || nc == 0)
+		return;
+	if (deficit > 0 && deficit < nc) {
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < nc; i++)
+			count[rem[i] >> (32 - RBUCKET_BITS)]++;
+		for (thr = RBUCKETS - 1, acc = 0; acc + count[thr] < deficit;
+		    thr--)
+			acc += count[thr];
+		need = (int)(deficit - acc);	/* from bucket thr */
+		for (i = 0; i < nc; i++) {
+			int b = (int)(rem[i] >> (32 - RBUCKET_BITS));
+
+			/* Branch-free: the remainders are random. */
+			q[idx[i]] += b > thr;
+			edge[ne] = i;
+			ne += b == thr;
+		}
+		/* Rank the boundary bucket: larger remainder first, then
+		   lower index (candidates are in index order). */
+		for (i = 0; i < ne; i++) {
+			rank = 0;
+			for (j = 0; j < ne; j++)
+				rank += rem[edge[j]] > rem[edge[i]] ||
+				    (rem[edge[j]] == rem[edge[i]] && j < i);
+			q[idx[edge[i]]] += rank < need;
+		}
+		return;
+	}
+	/* Rounding of the inputs left a deficit of nc or more, or a
+	   surplus: spread it over the candidates by decreasing remainder
+	   (a surplus is taken from the smallest first). */
+	for (i = 1; i < nc; i++) {
+		uint32_t rr = rem[i];
+		int ii = idx[i];
+
+		for (j = i; j > 0 && rem[j - 1] < rr; j--) {
+			rem[j] = rem[j - 1];
+			idx[j] = idx[j - 1];
+		}
+		rem[j] = rr;
+		idx[j] = ii;
+	}
+	for (k = 0; deficit > 0; k++) {
+		q[idx[k % nc]]++;
+		deficit--;
+	}
+	for (k = 0; deficit < 0; k++) {
+		i = idx[nc - 1 - k % nc];
+		if (q[i] > 0) {
+			q[i]--;
+			deficit++;
+		}
+	}
+}
+
+int
+pf_policy_quantize(const double *prob, int n, uint16_t *q)
+{
+	int i, positive = 0;
+
+	if (n < 1 || n > PF_MAX_MOVES)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!(prob[i] >= 0) || !isfinite(prob[i]))
+			return -1;
+		positive |= prob[i] > 0;
+	}
+	if (!positive)
+		return -1;
+	quantize(prob, n, PF_POLICY_QUANTA, q);
+	return 0;
+}
+
+pf_target *
+pf_target_new(const pf_policy_params *params)
+{
+	pf_target *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	t->params = *params;
+	return t;
+}
+
+void
+pf_target_free(pf_target *t)
+{
+	free(t);
+}
+
+const char *
+pf_target_error(const pf_target *t)
+{
+	return t->err;
+}
+
+const pf_move *
+pf_target_legal(const pf_target *t, int *n)
+{
+	*n = t->nlegal;
+	return t->legal;
+}
+
+/* UCI-like text for any move, legal or not (for messages). */
+static const char *
+move_name(pf_move m, char *buf)
+{
+	static const char promo[] = "nbrq";
+	int from = PF_MOVE_FROM(m), to = PF_MOVE_TO(m);
+
+	buf[0] = (char)('a' + (from & 7));
+	buf[1] = (char)('1' + (from >> 3));
+	buf[2] = (char)('a' + (to & 7));
+	buf[3] = (char)('1' + (to >> 3));
+	buf[4] = PF_MOVE_KIND(m) == PF_MK_PROMOTION ? promo[(m >> 14) & 3] : 0;
+	buf[5] = 0;
+	return buf;
+}
+
+/* Index of m in t->legal, or -1. */
+static int
+find_legal(const pf_target *t, int nlegal, pf_move m)
+{
+	uint32_t e = t->slot[MOVE_KEY(m)];
+	int i;
+
+	if (e >> 8 != t->gen)
+		return -1;
+	i = (int)(e & 0xFF);
+	if (t->legal[i] == m)
+		return i;
+	for (i++; i < nlegal; i++)	/* a promotion: same squares */
+		if (t->legal[i] == m)
+			return i;
+	return -1;
+}
+
+int
+pf_target_policy(pf_target *t, const pf_board *b, const pf_movescores *s,
+    pf_policy *out)
+{
+	char name[8];
+	int nlegal, i, j, r, nz;
+	unsigned k;
+	double sum;
+
+	t->err[0] = 0;
+	t->nlegal = 0;
+	if (!params_ok(&t->params)) {
+		snprintf(t->err, sizeof(t->err), "invalid policy parameters");
+		return -1;
+	}
+	nlegal = t->nlegal = pf_gen_legal(b, t->legal);
+	out->method = (uint8_t)t->params.method;
+	if (t->params.method == PF_POLICY_ZEMAN) {
+		out->param1 = (float)t->params.drop;
+		out->param2 = (float)t->params.power;
+	} else {
+		out->param1 = (float)t->params.temperature;
+		out->param2 = 0;
+	}
+	out->n = 0;
+	if (++t->gen > GEN_MAX) {
+		memset(t->slot, 0, sizeof(t->slot));
+		t->gen = 1;
+	}
+	/* Backwards, so that an entry ends up with the first of the legal
+	   moves that share its squares. */
+	for (i = nlegal - 1; i >= 0; i--) {
+		k = MOVE_KEY(t->legal[i]);
+		t->slot[k] = t->gen << 8 | (uint32_t)i;
+	}
+	memset(t->used, 0, (size_t)nlegal);
+	if (s->n > PF_MAX_MOVES) {
+		snprintf(t->err, sizeof(t->err), "per-move table too long");
+		return -1;
+	}
+	for (j = 0; j < s->n; j++) {
+		pf_move m = s->m[j].move;
+
+		if ((i = find_legal(t, nlegal, m)) < 0) {
+			snprintf(t->err, sizeof(t->err),
+			    "per-move scores: move %s (0x%04x) is not legal",
+			    move_name(m, name), m);
+			return -1;
+		}
+		if (t->used[i]) {
+			snprintf(t->err, sizeof(t->err),
+			    "per-move scores: move %s is listed twice",
+			    move_name(m, name));
+			return -1;
+		}
+		t->used[i] = 1;
+		if (s->m[j].score_kind == PF_SCORE_CP)
+			t->cp[j] = s->m[j].score;
+		else if (s->m[j].score_kind == PF_SCORE_MATE)
+			t->cp[j] = pf_score_cp(PF_SCORE_MATE, s->m[j].score);
+		else {
+			snprintf(t->err, sizeof(t->err),
+			    "per-move scores: move %s: unknown score kind %u",
+			    move_name(m, name), s->m[j].score_kind);
+			return -1;
+		}
+	}
+	if (nlegal == 0)
+		return 0;
+	if (s->n == 0) {
+		snprintf(t->err, sizeof(t->err),
+		    "per-move scores: empty table for a position with %d legal "
+		    "moves", nlegal);
+		return -1;
+	}
+	sum = policy_weights(&t->params, t->cp, s->n, t->order, t->prob,
+	    t->sorted);
+	/* Weights do not increase along the score order, so the moves of
+	   probability 0 (dropped, or missing from the table) form a tail
+	   that needs no quantising. */
+	for (r = 0, nz = 0; r < s->n; r++) {
+		out->move[r] = s->m[t->order[r]].move;
+		t->sorted[r] = t->prob[t->order[r]];
+		if (t->sorted[r] > 0)
+			nz = r + 1;
+	}
+	for (i = nz; i < nlegal; i++)
+		out->prob[i] = 0;
+	if (r < nlegal) {
+		/* Branch-free: which moves the table lacks is random. */
+		for (i = 0; i < nlegal && r < nlegal; i++) {
+			out->move[r] = t->legal[i];
+			r += !t->used[i];
+		}
+	}
+	quantize(t->sorted, nz, PF_POLICY_QUANTA / sum, out->prob);
+	out->n = (uint16_t)nlegal;
+	return 0;
+}
+
+double
+pf_value_tanh(double cp, double spread)
+{
+	return tanh(spread * cp / 200.0);
+}
+
+double
+pf_value_logistic(double cp, double alpha)
+{
+	return 2.0 / (1.0 + exp(-cp / alpha)) - 1.0;
+}
+
+double
+pf_value_wdl(double cp, double a, double b)
+{
+	return 1.0 / (1.0 + exp(-(cp - a) / b));
+}
+
+double
+pf_value_wdl_engine(unsigned w, unsigned d, unsigned l)
+{
+	(void)l;
+	return (w + d / 2.0) / 1000.0;
+}
+
+double
+pf_result_stm(uint8_t result, int stm)
+{
+	switch (result) {
+	case PF_RESULT_WHITE:
+		return stm == PF_WHITE ? 1.0 : 0.0;
+	case PF_RESULT_BLACK:
+		return stm == PF_BLACK ? 1.0 : 0.0;
+	case PF_RESULT_DRAW:
+		return 0.5;
+	default:
+		return -1.0;
+	}
+}
+
+double
+pf_value_blend(double v, int scale, double r, double lambda)
+{
+	if (scale == 0)
+		r = 2.0 * r - 1.0;
+	return lambda * v + (1.0 - lambda) * r;
+}
+
+double
+pf_value_linear(int k, int plies, double r)
+{
+	if (plies <= 0 || r == 0.5)
+		return 0.0;
+	/* + 0.0: the loser's first position is 0, not -0. */
+	return (r > 0.5 ? 1.0 : -1.0) * (double)k / plies + 0.0;
+}

@@ -1,0 +1,534 @@
+#!/usr/bin/env bats
+# softtarget: policy and value targets (METHODS.md sections 1 and 2),
+# checked through posdump's JSON; pass-through, games for the linear
+# reward, and every kind of bad input.  Streams are made with mkrec
+# (tests/tools/mkrec.c); raw extensions with ext=TYPE:HEX.
+
+load helper
+bats_require_minimum_version 1.5.0
+
+MKREC="$BUILD_DIR/tests/tools/mkrec"
+GEN="$BUILD_DIR/tests/tools/softtarget-gen"
+
+START='rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
+# Fool's mate, 1. f3 e5 2. g4 Qh4#: black wins in 4 plies.
+P1='rnbqkbnr/pppppppp/8/8/8/5P2/PPPPP1PP/RNBQKBNR b KQkq - 0 1'
+P2='rnbqkbnr/pppp1ppp/8/4p3/8/5P2/PPPPP1PP/RNBQKBNR w KQkq - 0 2'
+P3='rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2'
+MATED='rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3'
+# White to move has exactly one legal move, Kxb2.
+ONE='7k/8/8/8/8/8/1r6/K1r5 w - - 0 1'
+
+# The policy of each record as "move:quanta ..." (moves with quanta > 0),
+# or "-" for a record without one.
+policy() {
+	posdump -j "$@" | jq -r '[.exts[] | select(.type == "policy")] |
+	    if length == 0 then "-" else .[0].moves |
+	    map(select(.q > 0) | "\(.move):\(.q)") | join(" ") end'
+}
+
+# The value targets of each record as "method:target" rounded to 6
+# decimals, or "-".
+values() {
+	posdump -j "$@" | jq -r '[.exts[] | select(.type == "value") |
+	    "\(.method):\(.target * 1e6 | round / 1e6)"] |
+	    if length == 0 then "-" else join(" ") end'
+}
+
+# A raw movescores payload (ext=3:HEX) for the start position listing
+# e2e4 (cp 50) and the illegal e2e5 (cp 30).
+ILLEGAL_TABLE='3:01000a000a000000000000000200''0c07000a32000000''0c09000a1e000000'
+
+@test "zeman golden: 50 40 20 0 -> 81/97, 16/97, 0, dropped; every legal move listed" {
+	"$MKREC" <<< "$START scores=e2e4:cp:50,d2d4:cp:40,g1f3:cp:20,c2c4:cp:0@depth:10" > in.pos
+	run softtarget -o out.pos in.pos
+	assert_success
+	assert_output ""
+	run policy out.pos
+	assert_output "e2e4:54725 d2d4:10810"
+	run jq -r '.exts[] | select(.type == "policy") |
+	    "\(.method) \(.param1) \(.param2) \(.moves | length) \(.moves | map(.q) | add) \(.moves[0:4] | map(.move) | join(","))"' \
+	    <(posdump -j out.pos)
+	assert_output "zeman 0.25 4 20 65535 e2e4,d2d4,g1f3,c2c4"
+}
+
+@test "zeman: one legal move gets everything, n < 4 drops none, equal moves share" {
+	"$MKREC" > in.pos <<-EOF
+	$ONE scores=a1b2:cp:-900
+	$START scores=e2e4:cp:100,d2d4:cp:50,g1f3:cp:0
+	$START scores=e2e4:cp:10,d2d4:cp:10,g1f3:cp:10,c2c4:cp:10
+	$START scores=e2e4:cp:10,d2d4:cp:10,g1f3:cp:10
+	EOF
+	run softtarget -o out.pos in.pos
+	assert_success
+	run policy out.pos
+	assert_line --index 0 "a1b2:65535"
+	assert_line --index 1 "e2e4:61680 d2d4:3855"
+	assert_line --index 2 "e2e4:21845 d2d4:21845 g1f3:21845"
+	assert_line --index 3 "e2e4:21845 d2d4:21845 g1f3:21845"
+}
+
+@test "zeman: mate scores are mapped to cp before the transform" {
+	# mate 2 = 31800, mate 5 = 31500, then 0 and -50 (dropped):
+	# 31500/31800 scaled to 0.990566, power 4 -> 0.509478 / 0.490522.
+	"$MKREC" <<< "$START scores=e2e4:mate:2,d2d4:mate:5,g1f3:cp:0,c2c4:cp:-50" > in.pos
+	run softtarget -o out.pos in.pos
+	assert_success
+	run policy out.pos
+	assert_output "e2e4:33389 d2d4:32146"
+}
+
+@test "zeman --drop and --power" {
+	"$MKREC" <<< "$START scores=e2e4:cp:100,d2d4:cp:50,g1f3:cp:0" > in.pos
+	run softtarget --drop 0 --power 2 -o out.pos in.pos
+	assert_success
+	run policy out.pos
+	assert_output "e2e4:52428 d2d4:13107"
+	run jq -r '.exts[] | select(.type == "policy") | "\(.param1) \(.param2)"' <(posdump -j out.pos)
+	assert_output "0 2"
+}
+
+@test "softmax and winprob golden, and the temperature limits" {
+	"$MKREC" <<< "$START scores=e2e4:cp:100,d2d4:cp:0" > in.pos
+	run softtarget --policy softmax --temperature 100 -o out.pos in.pos
+	assert_success
+	run policy out.pos
+	assert_output "e2e4:47910 d2d4:17625"
+	run softtarget --policy softmax --temperature 1e-6 -o out.pos in.pos
+	run policy out.pos
+	assert_output "e2e4:65535"
+	run softtarget --policy softmax --temperature 1e9 -o out.pos in.pos
+	run policy out.pos
+	assert_output "e2e4:32768 d2d4:32767"
+	run softtarget --policy winprob --wdl-b 100 --temperature 0.1 -o out.pos in.pos
+	assert_success
+	run policy out.pos
+	assert_output "e2e4:59620 d2d4:5915"
+	run jq -r '.exts[] | select(.type == "policy") | "\(.method) \(.param1 * 100 | round)"' <(posdump -j out.pos)
+	assert_output "winprob 10"
+}
+
+@test "tanh reproduces Table 5.1 of seed 004 (two decimals)" {
+	for p in 1 3 5 9 12 14 17 20; do
+		echo "$START eval=cp:-$((p * 100))@depth:10"
+	done | "$MKREC" > in.pos
+	run softtarget --value tanh -o out.pos in.pos
+	assert_success
+	run bash -c "posdump -j out.pos | jq -r '.exts[1].target | -. * 100 | round / 100'"
+	assert_output "$(printf '%s\n' 0.1 0.29 0.46 0.72 0.83 0.89 0.94 0.96)"
+}
+
+@test "value golden: tanh, logistic, wdl sigmoid and engine W/D/L, tagged" {
+	"$MKREC" > in.pos <<-EOF
+	$START result=1-0 eval=cp:100@depth:10
+	$START result=1-0 eval=cp:100@depth:10 wdl=500,300,200
+	EOF
+	run softtarget --value tanh --value logistic --value wdl --wdl-a 20 --wdl-b 80 -o out.pos in.pos
+	assert_success
+	run values out.pos
+	# tanh(0.1), 2/(1+e^(-100/170))-1, 1/(1+e^(-(100-20)/80)), (500+150)/1000
+	assert_line --index 0 "tanh:0.099668 logistic:0.28592 wdl:0.731059"
+	assert_line --index 1 "tanh:0.099668 logistic:0.28592 wdl_engine:0.65"
+	run jq -r '.exts[] | select(.type == "value") | "\(.method) \(.scale) \(.param1 * 100 | round) \(.param2) \(.lambda)"' \
+	    <(posdump -j out.pos | head -1)
+	assert_line --index 0 "tanh Q 20 0 1"
+	assert_line --index 1 "logistic Q 17000 0 1"
+	assert_line --index 2 "wdl S 2000 80 1"
+	run policy out.pos
+	assert_output "$(printf -- '-\n-')"
+}
+
+@test "mate evaluations: mate 0 is -32000, mate 3 is 31700" {
+	"$MKREC" > in.pos <<-EOF
+	$MATED eval=mate:0
+	$START eval=mate:3
+	EOF
+	run softtarget --value tanh --value logistic -o out.pos in.pos
+	assert_success
+	run values out.pos
+	assert_line --index 0 "tanh:-1 logistic:-1"
+	assert_line --index 1 "tanh:1 logistic:1"
+	# A checkmated position gets no policy target.
+	"$MKREC" <<< "$MATED scores=" > in2.pos
+	run softtarget --require -o out2.pos in2.pos
+	assert_success
+	run policy out2.pos
+	[ "$output" = "-" ]
+}
+
+@test "--lambda blends with the result from the side to move's view" {
+	"$MKREC" > in.pos <<-EOF
+	$START result=1-0 eval=cp:100@depth:10
+	$P1 result=1-0 eval=cp:-100@depth:10
+	$START result=1/2-1/2 eval=cp:100@depth:10
+	$START result=* eval=cp:100@depth:10
+	EOF
+	run softtarget --value tanh --value wdl --lambda 0.75 -o out.pos in.pos
+	assert_success
+	run values out.pos
+	# Q: 0.75 * 0.099668 + 0.25 * (2r - 1); S: 0.75 * S + 0.25 * r.
+	assert_line --index 0 "tanh:0.324751 wdl:0.693269"
+	assert_line --index 1 "tanh:-0.324751 wdl:0.306731"
+	assert_line --index 2 "tanh:0.074751 wdl:0.568269"
+	assert_line --index 3 "-"
+	run jq -r '.exts[1].lambda' <(posdump -j out.pos | head -1)
+	assert_output "0.75"
+	run --separate-stderr softtarget --policy none --value tanh --lambda 0.75 --require -o out.pos in.pos
+	assert_failure 1
+	[[ "$stderr" == *"in.pos: record 4: unknown game result"* ]]
+}
+
+@test "--eval picks the evaluation, and the per-move table likewise" {
+	"$MKREC" > in.pos <<-EOF
+	$START eval=cp:100@depth:5 eval=cp:300@depth:12 eval=cp:200@nodes:1 scores=e2e4:cp:50,d2d4:cp:0@depth:5 scores=d2d4:cp:60,e2e4:cp:10@depth:12
+	EOF
+	# A PGN %eval of 500 cp (source 1), appended raw.
+	pgn="2:01000000f4010000$(printf '0%.0s' {1..74})"
+	"$MKREC" <<< "$START eval=cp:100@depth:5 ext=$pgn" > pgn.pos
+	t() { softtarget --value tanh "$@" -o out.pos in.pos && values out.pos; }
+	run t
+	assert_output "tanh:0.291313"
+	run policy out.pos
+	assert_output "d2d4:65535"
+	run t --eval depth:5
+	assert_output "tanh:0.099668"
+	run policy out.pos
+	assert_output "e2e4:65535"
+	run t --eval first
+	assert_output "tanh:0.099668"
+	run t --eval last
+	assert_output "tanh:0.197375"
+	run t --eval nodes:1
+	assert_output "tanh:0.197375"
+	run t --eval depth:7
+	[ "$output" = "-" ]
+	run softtarget --value tanh --eval pgn -o out.pos pgn.pos
+	assert_success
+	run values out.pos
+	assert_output "tanh:0.462117"
+	run softtarget --value tanh -o out.pos pgn.pos
+	run values out.pos
+	assert_output "tanh:0.099668"
+}
+
+@test "an intermediate per-move table is never used" {
+	# depth 20, flags intermediate, one entry: d2d4 cp 99.
+	mid='3:010214001400000000000000''0100''cb060014''63000000'
+	"$MKREC" <<< "$START scores=e2e4:cp:50,d2d4:cp:0@depth:10 ext=$mid" > in.pos
+	run softtarget -o out.pos in.pos
+	assert_success
+	run policy out.pos
+	assert_output "e2e4:65535"
+}
+
+@test "linear reward over a whole game: -+k/N for the side to move" {
+	"$MKREC" > in.pos <<-EOF
+	$START game=7 ply=0 result=0-1 move=f2f3
+	$P1 game=7 ply=1 result=0-1 move=e7e5
+	$P2 game=7 ply=2 result=0-1 move=g2g4
+	$P3 game=7 ply=3 result=0-1 move=d8h4
+	$MATED game=7 ply=4 result=0-1 flags=0x13
+	$START game=8 ply=0 result=1/2-1/2
+	$P1 game=8 ply=1 result=1/2-1/2 flags=0x10
+	EOF
+	run softtarget --value linear -o out.pos in.pos
+	assert_success
+	run values out.pos
+	assert_output "$(printf '%s\n' linear:0 linear:0.25 linear:-0.5 linear:0.75 linear:-1 linear:0 linear:0)"
+	run jq -r '.exts[0] | "\(.param1) \(.lambda) \(.scale)"' <(posdump -j out.pos | sed -n 5p)
+	assert_output "4 0 Q"
+	# Beside other targets, with no policy target.
+	run softtarget --policy none --value linear --value tanh -o out.pos in.pos
+	assert_success
+	run values out.pos
+	assert_line --index 1 "linear:0.25"
+}
+
+@test "linear: a game without its last record gets none (an error with --require)" {
+	"$MKREC" > in.pos <<-EOF
+	$START game=7 ply=0 result=0-1
+	$P1 game=7 ply=1 result=0-1
+	$START game=9 ply=0 result=1-0
+	$P1 game=9 ply=1 result=1-0 flags=0x10
+	EOF
+	run softtarget --value linear -o out.pos in.pos
+	assert_success
+	run values out.pos
+	assert_output "$(printf '%s\n' - - linear:0 linear:-1)"
+	run --separate-stderr softtarget --policy none --value linear --require -o out.pos in.pos
+	assert_failure 1
+	[[ "$stderr" == *"in.pos: record 2: game 7 ends without its last position"* ]]
+	run values out.pos
+	assert_output "$(printf '%s\n' - - linear:0 linear:-1)"
+}
+
+@test "linear: a game cut short (truncated) gets none" {
+	"$MKREC" > in.pos <<-EOF
+	$START game=7 ply=0 result=0-1
+	$P1 game=7 ply=1 result=0-1 flags=0x30
+	$START game=8 ply=0 result=1-0
+	$P1 game=8 ply=1 result=1-0 flags=0x10
+	EOF
+	run softtarget --value linear -o out.pos in.pos
+	assert_success
+	run values out.pos
+	assert_output "$(printf '%s\n' - - linear:0 linear:-1)"
+	run --separate-stderr softtarget --policy none --value linear --require -o out.pos in.pos
+	assert_failure 1
+	[[ "$stderr" == *"in.pos: record 2: game 7 was cut short (truncated)"* ]]
+}
+
+@test "linear: --max-game-plies bounds the game held" {
+	"$MKREC" > in.pos <<-EOF
+	$START game=7 ply=0 result=0-1
+	$P1 game=7 ply=1 result=0-1
+	$P2 game=7 ply=2 result=0-1
+	$P3 game=7 ply=3 result=0-1
+	$MATED game=7 ply=4 result=0-1 flags=0x13
+	$START game=8 ply=0 result=1-0
+	$P1 game=8 ply=1 result=1-0 flags=0x10
+	EOF
+	run --separate-stderr softtarget --value linear --max-game-plies 3 -o out.pos in.pos
+	assert_failure 1
+	[[ "$stderr" == *"in.pos: record 4: game 7 has more than 3 positions"* ]]
+	run values out.pos
+	assert_output "$(printf '%s\n' - - - - - linear:0 linear:-1)"
+}
+
+@test "records of a game get the same targets as the records alone" {
+	# softtarget derives a board from the previous record's by the move
+	# played when the packed bytes agree; records 3 and 4 break the
+	# chain (a skipped ply, a different game), record 5 has no move.
+	cat > lines <<-EOF
+	$START game=7 ply=0 move=f2f3 scores=e2e4:cp:30,d2d4:cp:20,g1f3:cp:-5,c2c4:cp:0
+	$P1 game=7 ply=1 move=e7e5 scores=e7e5:cp:10,d7d5:cp:9,g8f6:cp:5,a7a6:cp:-80
+	$P3 game=7 ply=3 move=d8h4 scores=d8h4:mate:1,d8e7:cp:40,g8f6:cp:30,a7a6:cp:0
+	$MATED game=8 ply=4 flags=0x13 scores=
+	$P2 game=9 ply=2 scores=g2g4:cp:-300,e2e4:cp:10,d2d4:cp:12,b1c3:cp:0
+	EOF
+	"$MKREC" < lines > in.pos
+	run softtarget -o out.pos in.pos
+	assert_success
+	policy out.pos > together
+	while read -r line; do
+		"$MKREC" <<< "$line" | softtarget | policy /dev/stdin
+	done < lines > alone
+	run cat together
+	assert_line --index 0 "e2e4:54725 d2d4:10810"
+	assert_line --index 2 "d8h4:65535"
+	[ "${#lines[@]}" -eq 5 ]
+	diff together alone
+}
+
+@test "unknown extensions pass through byte for byte; records without scores unchanged" {
+	"$MKREC" > in.pos <<-EOF
+	$START game=3 result=1-0 ext=40000:deadbeef clock=1000,2000 scores=e2e4:cp:5 ext=40001:
+	$P1 game=3 ply=1 move=e7e5 ext=40002:00ff eval=cp:12@depth:3
+	EOF
+	run softtarget -o out.pos in.pos
+	assert_success
+	run bash -c "posdump -j out.pos | jq -c '[.exts[] | select(.type != \"policy\")]'"
+	assert_output "$(posdump -j in.pos | jq -c '.exts')"
+	run bash -c "posdump -j out.pos | jq -c 'del(.exts)'"
+	assert_output "$(posdump -j in.pos | jq -c 'del(.exts)')"
+	run bash -c "posdump -j out.pos | jq -r '[.exts[].type] | join(\",\")'"
+	assert_line --index 0 "40000,clock,movescores,40001,policy"
+	assert_line --index 1 "40002,eval"
+}
+
+@test "a second run replaces its own targets and keeps other methods" {
+	"$MKREC" <<< "$START result=1-0 eval=cp:50@depth:4 scores=e2e4:cp:50,d2d4:cp:0" > in.pos
+	softtarget --value tanh --policy zeman -o once.pos in.pos
+	softtarget --value tanh --policy zeman -o twice.pos once.pos
+	run bash -c "posdump -j twice.pos | jq -r '[.exts[].type] | join(\",\")'"
+	assert_output "eval,movescores,policy,value"
+	cmp once.pos twice.pos
+	softtarget --policy softmax --value logistic -o more.pos once.pos
+	run bash -c "posdump -j more.pos | jq -r '[.exts[] | .method // .type] | join(\",\")'"
+	assert_output "eval,movescores,zeman,tanh,softmax,logistic"
+}
+
+@test "a per-move table with an illegal or repeated move: exit 1, record passed unchanged" {
+	"$MKREC" > in.pos <<-EOF
+	$START game=1 scores=e2e4:cp:1
+	$START game=2 ext=$ILLEGAL_TABLE
+	$START game=3 scores=d2d4:cp:1
+	EOF
+	run --separate-stderr softtarget -o out.pos in.pos
+	assert_failure 1
+	[[ "$stderr" == *"softtarget: in.pos: record 2: per-move scores: move e2e5 (0x090c) is not legal"* ]]
+	run policy out.pos
+	assert_output "$(printf '%s\n' e2e4:65535 - d2d4:65535)"
+	run bash -c "posdump -j out.pos | sed -n 2p"
+	assert_output "$(posdump -j in.pos | sed -n 2p)"
+	twice='3:0000000000000000000000000200''0c07000032000000''0c07000032000000'
+	"$MKREC" <<< "$START ext=$twice" > dup.pos
+	run --separate-stderr softtarget -o out.pos dup.pos
+	assert_failure 1
+	[[ "$stderr" == *"dup.pos: record 1: per-move scores: move e2e4 is listed twice"* ]]
+}
+
+@test "the zeman policy is the default, beside values; --policy none leaves it out" {
+	"$MKREC" <<< "$START eval=cp:100@depth:5 scores=e2e4:cp:50,d2d4:cp:0" > in.pos
+	softtarget --value tanh -o out.pos in.pos
+	run bash -c "posdump -j out.pos | jq -r '[.exts[] | .method // .type] | join(\",\")'"
+	assert_output "eval,movescores,zeman,tanh"
+	softtarget --policy none --value tanh -o out.pos in.pos
+	run bash -c "posdump -j out.pos | jq -r '[.exts[] | .method // .type] | join(\",\")'"
+	assert_output "eval,movescores,tanh"
+}
+
+@test "--require: a record without per-move scores is an error" {
+	"$MKREC" > in.pos <<-EOF
+	$START scores=e2e4:cp:1
+	$START
+	EOF
+	run softtarget -o out.pos in.pos
+	assert_success
+	run --separate-stderr softtarget --require -o out.pos in.pos
+	assert_failure 1
+	[[ "$stderr" == "softtarget: in.pos: record 2: no per-move scores (--require)" ]]
+	run policy out.pos
+	assert_output "$(printf '%s\n' e2e4:65535 -)"
+	run --separate-stderr softtarget --require --value tanh --policy zeman -o out.pos in.pos
+	assert_failure 1
+	[[ "$stderr" == *"record 1: no evaluation to make a tanh value from"* ]]
+}
+
+@test "empty input: an empty stream, exit 0" {
+	run softtarget -o out.pos < /dev/null
+	assert_success
+	run posdump -c out.pos
+	assert_output "0 out.pos"
+	: > empty.pos
+	run softtarget -o out.pos empty.pos
+	assert_success
+	run posdump -c out.pos
+	assert_output "0 out.pos"
+}
+
+@test "concatenated streams and several operands" {
+	"$MKREC" <<< "$START scores=e2e4:cp:1" > a.pos
+	"$MKREC" <<< "$P1 scores=e7e5:cp:1,d7d5:cp:0" > b.pos
+	cat a.pos b.pos > ab.pos
+	run bash -c "cat ab.pos | softtarget | posdump -c"
+	assert_output "2 stdin"
+	run bash -c "softtarget ab.pos - a.pos < b.pos | posdump --fields policy"
+	assert_line --index 0 --partial "e2e4:1.0000"
+	assert_line --index 1 --partial "e7e5:1.0000"
+	assert_line --index 2 --partial "e7e5:1.0000"
+	assert_line --index 3 --partial "e2e4:1.0000"
+	[ "${#lines[@]}" -eq 4 ]
+}
+
+@test "corrupt block: exit 1 naming it, the other records still written" {
+	for g in 1 2 3; do echo "$START game=$g scores=e2e4:cp:$g"; done |
+		"$MKREC" -F > in.pos
+	size=$(stat -c %s in.pos)
+	# Flip a byte in the middle of the second of three equal blocks.
+	off=$((16 + (size - 16 - 24) / 3 + 60))
+	printf '\xff' | dd of=in.pos bs=1 seek=$off conv=notrunc 2>/dev/null
+	run --separate-stderr softtarget -o out.pos in.pos
+	assert_failure 1
+	[[ "$stderr" == *"in.pos"*"block"* ]]
+	run bash -c "posdump -j out.pos | jq -r .game"
+	assert_output "$(printf '%s\n' 0000000000000001 0000000000000003)"
+	run policy out.pos
+	assert_output "$(printf '%s\n' e2e4:65535 e2e4:65535)"
+}
+
+@test "truncated input: exit 1, every complete record before the cut written" {
+	for g in 1 2 3; do echo "$START game=$g scores=e2e4:cp:$g"; done |
+		"$MKREC" > in.pos
+	size=$(stat -c %s in.pos)
+	head -c $((size - 24 - 40)) in.pos > cut.pos
+	run --separate-stderr softtarget -o out.pos cut.pos
+	assert_failure 1
+	[[ "$stderr" == *"cut.pos"*"trunc"* ]]
+	run bash -c "posdump -j out.pos | jq -r .game"
+	assert_output "$(printf '%s\n' 0000000000000001 0000000000000002)"
+	run policy out.pos
+	assert_output "$(printf '%s\n' e2e4:65535 e2e4:65535)"
+}
+
+@test "a missing file is reported and the next operand still processed" {
+	"$MKREC" <<< "$START scores=e2e4:cp:1" > a.pos
+	run --separate-stderr softtarget -o out.pos nonexistent.pos a.pos
+	assert_failure 1
+	[[ "$stderr" == *"softtarget: nonexistent.pos"* ]]
+	run posdump -c out.pos
+	assert_output "1 out.pos"
+}
+
+@test "-z and a .zst name write zstd; the result reads back" {
+	"$MKREC" <<< "$START scores=e2e4:cp:1" > a.pos
+	softtarget -z -o out.pos a.pos
+	[ "$(head -c 4 out.pos | od -An -tx1 | tr -d ' ')" = "28b52ffd" ]
+	softtarget -o out.pos.zst a.pos
+	[ "$(head -c 4 out.pos.zst | od -An -tx1 | tr -d ' ')" = "28b52ffd" ]
+	run policy out.pos.zst
+	assert_output "e2e4:65535"
+}
+
+@test "a closed pipe ends the run quietly with status 0" {
+	"$GEN" -n 50000 > big.pos
+	run bash -c 'softtarget big.pos | head -c 100 > /dev/null; echo "${PIPESTATUS[0]}"'
+	assert_output "0"
+}
+
+@test "invalid calls: exit 2, usage on stderr, nothing on stdout" {
+	"$MKREC" <<< "$START scores=e2e4:cp:1" > a.pos
+	while read -r args; do
+		run --separate-stderr softtarget $args a.pos
+		[ "$status" -eq 2 ] || fail "softtarget $args: status $status"
+		[ -z "$output" ] || fail "softtarget $args wrote to stdout"
+		[[ "$stderr" == *"usage: softtarget"* ]] ||
+			fail "softtarget $args: no usage: $stderr"
+		[[ "$stderr" == *"softtarget: "* ]] ||
+			fail "softtarget $args: no reason: $stderr"
+	done <<-EOF
+	--bogus
+	--policy frobnicate
+	--value frobnicate
+	--value tanh --value tanh
+	--temperature -1 --policy softmax
+	--temperature 0 --policy softmax
+	--temperature nan --policy softmax
+	--temperature abc --policy softmax
+	--temperature 10
+	--drop 1
+	--drop -0.1
+	--drop nan
+	--power 0
+	--power inf
+	--drop 0.5 --policy softmax
+	--spread 0.2
+	--spread -1 --value tanh
+	--alpha 0 --value logistic
+	--wdl-b 0 --value wdl
+	--wdl-a 10
+	--lambda 1.5 --value tanh
+	--lambda nan --value tanh
+	--lambda 0.5
+	--lambda 0.5 --value linear
+	--eval bogus --value tanh
+	--eval depth:x --value tanh
+	--eval depth:-3 --value tanh
+	--max-game-plies 0 --value linear
+	--max-game-plies 10
+	--policy none
+	--policy
+	EOF
+}
+
+@test "the reasons for invalid calls are clear" {
+	run --separate-stderr softtarget --policy softmax --temperature -5
+	assert_failure 2
+	[[ "$stderr" == *"--temperature: -5: too small"* ]]
+	run --separate-stderr softtarget --value tanh --spread nan
+	assert_failure 2
+	[[ "$stderr" == *"--spread: nan: invalid"* ]]
+	run --separate-stderr softtarget --policy frobnicate
+	assert_failure 2
+	[[ "$stderr" == *"--policy: frobnicate: unknown method"* ]]
+}
