@@ -277,14 +277,16 @@ show_movescores(FILE *fp, int json, const pf_movescores *s,
 		    NAME(limit_names, s->limit_kind), s->limit, s->depth,
 		    s->flags & PF_MSF_COMPLETE ? "true" : "false",
 		    s->flags & PF_MSF_INTERMEDIATE ? "true" : "false");
-		for (i = 0; i < s->n; i++)
-			fprintf(fp, "%s{\"move\":\"%s\",\"%s\":%" PRId32
-			    ",\"cp\":%" PRId32 ",\"depth\":%u}", i ? "," : "",
-			    move_text(b, board_ok, s->m[i].move, mb),
-			    s->m[i].score_kind == PF_SCORE_MATE ? "mate" : "cp",
-			    s->m[i].score,
+		for (i = 0; i < s->n; i++) {
+			fprintf(fp, "%s{\"move\":\"%s\",", i ? "," : "",
+			    move_text(b, board_ok, s->m[i].move, mb));
+			if (s->m[i].score_kind == PF_SCORE_MATE)
+				fprintf(fp, "\"mate\":%" PRId32 ",",
+				    s->m[i].score);
+			fprintf(fp, "\"cp\":%" PRId32 ",\"depth\":%u}",
 			    pf_score_cp(s->m[i].score_kind, s->m[i].score),
 			    s->m[i].depth);
+		}
 		fputs("]}", fp);
 		return;
 	}

@@ -109,8 +109,8 @@ pf_reader	*pf_reader_open_path(const char *path);
  * (pf_reader_error says what, with byte offset, block and record number).
  * After -1 the caller may call again: the reader goes on with the next
  * readable data where it can (a block with a bad checksum is skipped whole;
- * nothing after a truncation or an unknown format can be read, so the next
- * call returns 0).  Records of a truncated block that are complete before
+ * after a damaged block header it searches for the next block magic and
+ * resumes there; when nothing more can be read the next call returns 0).  Records of a truncated block that are complete before
  * the cut are returned before the error.  An input that ends without an
  * end block is reported as truncated.  Empty input is a valid empty stream.
  */
