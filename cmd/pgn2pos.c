@@ -1,0 +1,762 @@
+/*
+ * pgn2pos - turn PGN games (or EPD lines) into a posflow record stream:
+ * one record per position of each game's main line.
+ *
+ * Input goes through lib/input.c (plain, compressed, tar, zip: detected
+ * from content) and lib/pgn.c (tokenizer, tags, SAN).  This file owns the
+ * policy: which games and positions to write (filters), the record fields
+ * and extensions, the warnings, the summary and the exit status.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "input.h"
+#include "pgn.h"
+#include "posflow.h"
+
+#define USAGE \
+"usage: pgn2pos [-fqz] [-o file] [--epd | --pgn] [--no-meta]\n" \
+"               [--skip-plies n] [--max-plies n] [--min-elo n] [--max-elo n]\n" \
+"               [--time-control class[,class...]] [--sample p] [--per-game k]\n" \
+"               [--seed n] [--unique] [--unique-mem mib] [--strict]\n" \
+"               [--strict-games] [--stats] [file ...]\n"
+
+#define BLOOM_K		8	/* bits set per position in its 512-bit block */
+
+struct opts {
+	const char *output;
+	int force, zstd, quiet, stats;
+	int format;
+	int no_meta;
+	long skip_plies, max_plies;
+	long min_elo, max_elo;		/* -1: no limit */
+	unsigned tc_mask;		/* 1 << PF_TC_*; 0: any */
+	double sample;			/* 1: keep all */
+	long per_game;			/* 0: all */
+	uint64_t seed;
+	int unique;
+	long unique_mem;		/* MiB */
+	int strict, strict_games;
+};
+
+/* Games skipped, by reason (summary order). */
+enum { SK_VARIANT, SK_FEN, SK_TAG, SK_BINARY, SK_STRICT, SK_ELO, SK_TC,
+    SK_N };
+static const char *const skip_names[SK_N] = { "variant", "invalid FEN",
+    "bad tag", "bad text", "strict", "elo", "time control" };
+
+struct state {
+	const struct opts *o;
+	pf_writer *w;
+	int broken;			/* downstream closed: stop quietly */
+	int write_err;
+	uint64_t games, kept, truncated, skipped[SK_N], positions;
+	uint64_t problems;		/* games with any problem (--strict) */
+	uint64_t dups, bloom_new;
+	uint64_t *bloom;		/* nblocks x 8 words */
+	uint64_t nblocks;
+	uint8_t *sel;			/* per-position selection, 65536 */
+	pf_extbuf ext;			/* the game's meta, then per record */
+	size_t meta_len;
+	int skip_reason;		/* set by accept() */
+};
+
+static void
+usage(void)
+{
+	fputs(USAGE, stderr);
+}
+
+static uint64_t
+splitmix(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ULL;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+	return x ^ (x >> 31);
+}
+
+/* ---- --unique: a blocked Bloom filter --------------------------------- */
+
+/* 1 if h was (probably) seen before; else remembers it and returns 0. */
+static int
+bloom_seen(struct state *st, uint64_t h)
+{
+	uint64_t *blk = st->bloom + 8 * (uint64_t)(((unsigned __int128)h *
+	    st->nblocks) >> 64);
+	uint64_t x = splitmix(h), need[8] = { 0 };
+	int j, seen = 1;
+
+	for (j = 0; j < BLOOM_K; j++) {
+		unsigned bit;
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		bit = (unsigned)(x >> 55);
+		need[bit >> 6] |= 1ULL << (bit & 63);
+	}
+	for (j = 0; j < 8; j++) {
+		if ((blk[j] & need[j]) != need[j])
+			seen = 0;
+		blk[j] |= need[j];
+	}
+	if (!seen)
+		st->bloom_new++;
+	return seen;
+}
+
+/*
+ * The chance that a new position is taken for a seen one, given n
+ * positions in m blocks: the block loads are Poisson(n/m); a block holding
+ * j keys has each bit set with probability 1 - (1 - 1/512)^(8j).
+ */
+static double
+bloom_fp_rate(uint64_t n, uint64_t m)
+{
+	double lambda = (double)n / (double)m, sum = 0, logp;
+	long j, hi = (long)(lambda + 12 * sqrt(lambda) + 60);
+
+	for (j = 0; j <= hi; j++) {
+		double fill = 1 - pow(1 - 1.0 / 512, (double)BLOOM_K * j);
+
+		logp = -lambda + j * log(lambda > 0 ? lambda : 1e-300) -
+		    lgamma((double)j + 1);
+		sum += exp(logp) * pow(fill, BLOOM_K);
+	}
+	return sum;
+}
+
+/* ---- per-game filters (before moves are resolved) --------------------- */
+
+static int
+accept_game(const pf_pgn_game *g, void *arg)
+{
+	struct state *st = arg;
+	const struct opts *o = st->o;
+
+	if (o->min_elo >= 0 && (g->white_elo == 0 || g->black_elo == 0 ||
+	    g->white_elo < o->min_elo || g->black_elo < o->min_elo)) {
+		st->skip_reason = SK_ELO;
+		return 0;
+	}
+	if (o->max_elo >= 0 && (g->white_elo == 0 || g->black_elo == 0 ||
+	    g->white_elo > o->max_elo || g->black_elo > o->max_elo)) {
+		st->skip_reason = SK_ELO;
+		return 0;
+	}
+	if (o->tc_mask != 0 && !(o->tc_mask & (1u << g->tc_class))) {
+		st->skip_reason = SK_TC;
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+static void
+build_meta(struct state *st, const pf_pgn_game *g)
+{
+	pf_meta m;
+
+	memset(&m, 0, sizeof(m));
+	m.white_elo = g->white_elo;
+	m.black_elo = g->black_elo;
+	m.base_s = g->tc_class == PF_TC_CORRESPONDENCE ? PF_U32_UNKNOWN :
+	    g->base_s;
+	m.inc_s = g->inc_s == PF_U32_UNKNOWN ? 0 : g->inc_s;
+	if (m.base_s == PF_U32_UNKNOWN)
+		m.inc_s = 0;
+	m.termination = g->termination;
+	m.event = g->event.s;
+	m.event_len = g->event.len;
+	m.site = g->site.s;
+	m.site_len = g->site.len;
+	m.white = g->white.s;
+	m.white_len = g->white.len;
+	m.black = g->black.s;
+	m.black_len = g->black.len;
+	m.date = g->date.s;
+	m.date_len = g->date.len;
+	m.term_text = g->term_text.s;
+	m.term_text_len = g->term_text.len;
+	if (pf_meta_encode(&m, &st->ext) < 0)
+		pf_extbuf_reset(&st->ext);
+}
+
+/* Mark the positions [0, npos) to write: plies, --per-game, --sample. */
+static int
+select_positions(struct state *st, const pf_pgn_game *g, int npos)
+{
+	const struct opts *o = st->o;
+	long lo = o->skip_plies, hi = npos, i, avail, want;
+	uint64_t rng;
+	int nsel = 0;
+
+	if (o->max_plies < hi)
+		hi = o->max_plies;
+	memset(st->sel, 0, (size_t)npos);
+	if (lo >= hi)
+		return 0;
+	avail = hi - lo;
+	want = o->per_game > 0 && o->per_game < avail ? o->per_game : avail;
+	if (want == avail && o->sample >= 1.0) {	/* no random choice */
+		memset(st->sel + lo, 1, (size_t)avail);
+		return (int)avail;
+	}
+	rng = splitmix(o->seed ^ splitmix(g->id ^ 0x5045524741ULL));
+	/* Knuth's selection sampling: each subset of size want equally
+	   likely, in one pass, reproducible from (seed, game id). */
+	for (i = lo; i < hi && want > 0; i++, avail--) {
+		rng = splitmix(rng);
+		if ((rng >> 11) * (1.0 / 9007199254740992.0) * avail < want) {
+			want--;
+			if (o->sample < 1.0 && (double)(splitmix(o->seed ^
+			    g->id ^ (uint64_t)i * 0xD1B54A32D192ED03ULL) >> 11) *
+			    (1.0 / 9007199254740992.0) >= o->sample)
+				continue;
+			st->sel[i] = 1;
+			nsel++;
+		}
+	}
+	return nsel;
+}
+
+/*
+ * Write position i of g.  stm is its side to move (for the eval's point of
+ * view); clk is NULL or the clocks as of the position.  st->ext holds the
+ * game's meta extension in its first st->meta_len bytes.
+ */
+static void
+put_record(struct state *st, const pf_pgn_game *g, int i, int stm,
+    uint8_t result, uint16_t flags, const uint32_t clk[2])
+{
+	pf_record rec;
+
+	if (st->broken || st->write_err)
+		return;
+	if (st->o->unique && bloom_seen(st, g->hash[i])) {
+		st->dups++;
+		return;
+	}
+	memcpy(rec.pos, g->packed + (size_t)i * PF_PACKED_SIZE,
+	    PF_PACKED_SIZE);
+	rec.game_id = g->id;
+	rec.ply = (uint16_t)i;
+	rec.move = i < g->nmoves ? g->moves[i] : PF_MOVE_NONE;
+	rec.result = result;
+	rec.flags = flags;
+	st->ext.len = st->meta_len;
+	if (g->eval_kind[i] != PF_PGN_EVAL_NONE) {
+		static pf_eval e;	/* big: keep it off the stack */
+		int32_t v = g->eval[i];
+
+		memset(&e, 0, offsetof(pf_eval, pv));
+		e.source = PF_SRC_PGN;
+		e.score_kind = g->eval_kind[i] == PF_PGN_EVAL_MATE ?
+		    PF_SCORE_MATE : PF_SCORE_CP;
+		e.score = stm == PF_WHITE ? v : -v;
+		e.depth = g->eval_depth[i];
+		e.limit_kind = e.depth ? PF_LIMIT_DEPTH : PF_LIMIT_NONE;
+		e.limit = e.depth;
+		e.multipv = 1;
+		pf_eval_encode(&e, &st->ext);
+	}
+	if (clk != NULL) {
+		pf_clock c = { clk[PF_WHITE], clk[PF_BLACK] };
+
+		pf_clock_encode(&c, &st->ext);
+	}
+	rec.ext = st->ext.len ? st->ext.data : NULL;
+	rec.ext_len = (uint32_t)st->ext.len;
+	if (pf_writer_put(st->w, &rec) < 0) {
+		if (pf_writer_broken_pipe(st->w))
+			st->broken = 1;
+		else {
+			pf_warnx("%s", pf_writer_error(st->w));
+			st->write_err = 1;
+		}
+		return;
+	}
+	st->positions++;
+}
+
+/* Write the selected positions of a game (kept packed by the parser). */
+static void
+write_game(struct state *st, const pf_pgn_game *g)
+{
+	int npos = g->nmoves + 1, i, nsel, stm = g->start.stm;
+	uint32_t clk[2] = { PF_U32_UNKNOWN, PF_U32_UNKNOWN };
+	uint16_t base = 0, last_flags = PF_RF_LAST;
+	enum pf_status status = PF_ONGOING;
+	uint8_t result;
+
+	if ((nsel = select_positions(st, g, npos)) == 0)
+		return;
+	pf_extbuf_reset(&st->ext);
+	st->meta_len = 0;
+	if (!st->o->no_meta) {
+		build_meta(st, g);
+		st->meta_len = st->ext.len;
+	}
+	if (g->has_clk && g->base_s != PF_U32_UNKNOWN &&
+	    g->tc_class != PF_TC_CORRESPONDENCE)
+		clk[0] = clk[1] = g->base_s * 1000u;
+	if (g->problem == PF_PGNP_NONE || g->problem == PF_PGNP_EOF)
+		status = pf_board_status(&g->final);
+	result = pf_pgn_result(g, status);
+	if (status == PF_CHECKMATE)
+		last_flags |= PF_RF_MATE;
+	else if (status == PF_STALEMATE)
+		last_flags |= PF_RF_STALEMATE;
+	if (g->problem)
+		last_flags |= PF_RF_TRUNCATED;
+	if (g->start.chess960)
+		base |= PF_RF_CHESS960;
+	for (i = 0; i < npos; i++, stm ^= 1) {
+		/* clk_ms[i]: the clock of the side that made move i - 1 */
+		if (i > 0 && g->clk_ms[i] != PF_U32_UNKNOWN)
+			clk[stm ^ 1] = g->clk_ms[i];
+		if (st->sel[i]) {
+			uint16_t flags = base;
+
+			if (g->pflags[i] & PF_PGN_CHECK)
+				flags |= PF_RF_CHECK;
+			if (g->pflags[i] & PF_PGN_INSUFFICIENT)
+				flags |= PF_RF_INSUFFICIENT;
+			if (i == npos - 1)
+				flags |= last_flags;
+			put_record(st, g, i, stm, result, flags,
+			    g->has_clk ? clk : NULL);
+			if (--nsel == 0)
+				break;
+		}
+	}
+}
+
+/* ---- games ------------------------------------------------------------ */
+
+/* One warning per bad game, in the forms pgn2pos(1) lists; what is
+   "kept N positions", "game skipped", "game dropped" or "line skipped". */
+static void
+warn_game(const char *where, const pf_pgn_game *g, int epd,
+    const char *what)
+{
+	const char *unit = epd ? "line" : "game";
+	uint64_t n = epd ? g->line : g->number;
+
+	switch (g->problem) {
+	case PF_PGNP_ILLEGAL:
+		pf_warnx("%s: %s %" PRIu64 " (ply %d): illegal move \"%s\"; %s",
+		    where, unit, n, g->nmoves, g->text, what);
+		break;
+	case PF_PGNP_TAG:
+	case PF_PGNP_BADTAG:
+		pf_warnx("%s: %s %" PRIu64 ": %s; %s", where, unit, n,
+		    pf_pgn_problem_name(g->problem), what);
+		break;
+	case PF_PGNP_FEN:
+		pf_warnx("%s: %s %" PRIu64 ": invalid FEN \"%s\": %s; %s",
+		    where, unit, n, g->text, g->detail, what);
+		break;
+	case PF_PGNP_BINARY:
+		if (g->skip)
+			pf_warnx("%s: %s %" PRIu64 ": binary data; %s", where,
+			    unit, n, what);
+		else
+			pf_warnx("%s: %s %" PRIu64 " (ply %d): binary data; %s",
+			    where, unit, n, g->nmoves, what);
+		break;
+	case PF_PGNP_VARIANT:
+		break;		/* counted in the summary only */
+	default:
+		pf_warnx("%s: %s %" PRIu64 " (ply %d): %s; %s", where, unit, n,
+		    g->nmoves, pf_pgn_problem_name(g->problem), what);
+		break;
+	}
+}
+
+static void
+do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
+{
+	const struct opts *o = st->o;
+	char what[64];
+
+	st->games++;
+	if (g->problem)
+		st->problems++;
+	if (g->skip) {
+		switch (g->problem) {
+		case PF_PGNP_VARIANT: st->skipped[SK_VARIANT]++; break;
+		case PF_PGNP_FEN: st->skipped[SK_FEN]++; break;
+		case PF_PGNP_TAG:
+		case PF_PGNP_BADTAG: st->skipped[SK_TAG]++; break;
+		default: st->skipped[SK_BINARY]++; break;
+		}
+		warn_game(where, g, epd, epd ? "line skipped" : "game skipped");
+		return;
+	}
+	if (g->filtered) {
+		st->skipped[st->skip_reason]++;
+		return;
+	}
+	if (g->problem && o->strict_games) {
+		st->skipped[SK_STRICT]++;
+		warn_game(where, g, epd, "game dropped");
+		return;
+	}
+	if (g->problem) {
+		st->truncated++;
+		snprintf(what, sizeof(what), "kept %d position%s",
+		    g->nmoves + 1, g->nmoves == 0 ? "" : "s");
+		warn_game(where, g, epd, what);
+	}
+	st->kept++;
+	write_game(st, g);
+}
+
+/* The input would block: pass on what is buffered (pipelines flow). */
+static void
+flush_idle(void *arg)
+{
+	struct state *st = arg;
+
+	if (st->broken || st->write_err || pf_writer_pending(st->w) == 0)
+		return;
+	if (pf_writer_flush(st->w) < 0) {
+		if (pf_writer_broken_pipe(st->w))
+			st->broken = 1;
+		else {
+			pf_warnx("%s", pf_writer_error(st->w));
+			st->write_err = 1;
+		}
+	}
+}
+
+/* One input operand; returns 0, or 1 when it could not be read. */
+static int
+do_file(struct state *st, pf_pgn *pgn, const char *path)
+{
+	const char *name = pf_input_name(path);
+	pf_input *in;
+	int r, rc = 0;
+
+	if ((in = pf_input_open(path, name)) == NULL) {
+		pf_warn("%s", name);
+		return 1;
+	}
+	pf_input_set_idle(in, flush_idle, st);
+	while (!st->broken && !st->write_err &&
+	    (r = pf_input_next_member(in)) != 0) {
+		char where[1024];
+		const char *member;
+		pf_pgn_game *g;
+		uint64_t last = 0;
+
+		if (r < 0) {
+			pf_warnx("%s: %s", name, pf_input_error(in));
+			rc = 1;
+			break;
+		}
+		member = pf_input_member(in);
+		if (member != NULL)
+			snprintf(where, sizeof(where), "%s: %s", name, member);
+		else
+			snprintf(where, sizeof(where), "%s", name);
+		pf_pgn_start(pgn, in);
+		while (!st->broken && !st->write_err &&
+		    (r = pf_pgn_next(pgn, &g)) == 1) {
+			last = pf_pgn_format(pgn) == PF_PGN_EPD ? g->line :
+			    g->number;
+			do_game(st, where, g, pf_pgn_format(pgn) == PF_PGN_EPD);
+		}
+		if (r < 0) {
+			pf_warnx("%s: read error after %s %" PRIu64 ": %s",
+			    where, pf_pgn_format(pgn) == PF_PGN_EPD ? "line" :
+			    "game", last, pf_pgn_error(pgn));
+			rc = 1;
+			break;
+		}
+	}
+	pf_input_free(in);
+	return rc;
+}
+
+static void
+summary(const struct state *st)
+{
+	char reasons[512] = "", tail[256] = "";
+	size_t n = 0;
+	uint64_t skipped = 0;
+	int i;
+
+	for (i = 0; i < SK_N; i++) {
+		if (st->skipped[i] == 0)
+			continue;
+		skipped += st->skipped[i];
+		n += (size_t)snprintf(reasons + n, sizeof(reasons) - n,
+		    "%s%" PRIu64 " %s", n ? ", " : " (", st->skipped[i],
+		    skip_names[i]);
+	}
+	if (n)
+		snprintf(reasons + n, sizeof(reasons) - n, ")");
+	if (st->o->unique)
+		snprintf(tail, sizeof(tail), ", %" PRIu64 " duplicates dropped "
+		    "(false-positive rate %.2g)", st->dups,
+		    bloom_fp_rate(st->bloom_new, st->nblocks));
+	pf_warnx("%" PRIu64 " games read, %" PRIu64 " kept (%" PRIu64
+	    " truncated), %" PRIu64 " skipped%s; %" PRIu64
+	    " positions written%s", st->games, st->kept, st->truncated,
+	    skipped, reasons, st->positions, tail);
+}
+
+static int
+parse_tc_list(const char *s, unsigned *mask)
+{
+	static const char *names[] = { "ultrabullet", "bullet", "blitz",
+	    "rapid", "classical", "correspondence" };
+	static const int classes[] = { PF_TC_ULTRABULLET, PF_TC_BULLET,
+	    PF_TC_BLITZ, PF_TC_RAPID, PF_TC_CLASSICAL, PF_TC_CORRESPONDENCE };
+
+	while (*s) {
+		size_t len = strcspn(s, ","), i;
+
+		for (i = 0; i < 6; i++)
+			if (strlen(names[i]) == len &&
+			    strncmp(s, names[i], len) == 0)
+				break;
+		if (i == 6)
+			return -1;
+		*mask |= 1u << classes[i];
+		s += len;
+		if (*s == ',' && *++s == '\0')
+			return -1;
+	}
+	return *mask ? 0 : -1;
+}
+
+enum { O_EPD = 256, O_PGN, O_NO_META, O_SKIP, O_MAXP, O_MINELO, O_MAXELO,
+    O_TC, O_SAMPLE, O_PERGAME, O_SEED, O_UNIQUE, O_UNIQUE_MEM, O_STRICT,
+    O_STRICT_GAMES, O_STATS, O_HELP, O_VERSION };
+
+static const struct option longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "zstd", no_argument, NULL, 'z' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "epd", no_argument, NULL, O_EPD },
+	{ "pgn", no_argument, NULL, O_PGN },
+	{ "no-meta", no_argument, NULL, O_NO_META },
+	{ "skip-plies", required_argument, NULL, O_SKIP },
+	{ "max-plies", required_argument, NULL, O_MAXP },
+	{ "min-elo", required_argument, NULL, O_MINELO },
+	{ "max-elo", required_argument, NULL, O_MAXELO },
+	{ "time-control", required_argument, NULL, O_TC },
+	{ "sample", required_argument, NULL, O_SAMPLE },
+	{ "per-game", required_argument, NULL, O_PERGAME },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "unique", no_argument, NULL, O_UNIQUE },
+	{ "unique-mem", required_argument, NULL, O_UNIQUE_MEM },
+	{ "strict", no_argument, NULL, O_STRICT },
+	{ "strict-games", no_argument, NULL, O_STRICT_GAMES },
+	{ "stats", no_argument, NULL, O_STATS },
+	{ "help", no_argument, NULL, O_HELP },
+	{ "version", no_argument, NULL, O_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Returns -1 (usage error, already reported), 0, or 1 (--help/--version
+   done: exit 0). */
+static int
+parse_opts(int argc, char *argv[], struct opts *o)
+{
+	const char *errstr = NULL, *what = NULL;
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	o->max_plies = 65536;
+	o->min_elo = o->max_elo = -1;
+	o->sample = 1.0;
+	o->unique_mem = 64;
+	while ((ch = getopt_long(argc, argv, "fo:qz", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'f': o->force = 1; break;
+		case 'o': o->output = optarg; break;
+		case 'q': o->quiet = 1; break;
+		case 'z': o->zstd = 1; break;
+		case O_EPD: o->format = PF_PGN_EPD; break;
+		case O_PGN: o->format = PF_PGN_PGN; break;
+		case O_NO_META: o->no_meta = 1; break;
+		case O_SKIP:
+			what = "--skip-plies";
+			o->skip_plies = (long)pf_strtonum(optarg, 0, 65535,
+			    &errstr);
+			break;
+		case O_MAXP:
+			what = "--max-plies";
+			o->max_plies = (long)pf_strtonum(optarg, 1, 65536,
+			    &errstr);
+			break;
+		case O_MINELO:
+			what = "--min-elo";
+			o->min_elo = (long)pf_strtonum(optarg, 0, 65535, &errstr);
+			break;
+		case O_MAXELO:
+			what = "--max-elo";
+			o->max_elo = (long)pf_strtonum(optarg, 0, 65535, &errstr);
+			break;
+		case O_TC:
+			if (parse_tc_list(optarg, &o->tc_mask) < 0) {
+				pf_warnx("--time-control: invalid class list "
+				    "\"%s\"", optarg);
+				usage();
+				return -1;
+			}
+			break;
+		case O_SAMPLE:
+			what = "--sample";
+			o->sample = pf_strtod(optarg, 0, 1, &errstr);
+			break;
+		case O_PERGAME:
+			what = "--per-game";
+			o->per_game = (long)pf_strtonum(optarg, 1, 65536,
+			    &errstr);
+			break;
+		case O_SEED:
+			what = "--seed";
+			o->seed = (uint64_t)pf_strtonum(optarg, 0, INT64_MAX,
+			    &errstr);
+			break;
+		case O_UNIQUE: o->unique = 1; break;
+		case O_UNIQUE_MEM:
+			what = "--unique-mem";
+			o->unique_mem = (long)pf_strtonum(optarg, 1, 1 << 20,
+			    &errstr);
+			o->unique = 1;
+			break;
+		case O_STRICT: o->strict = 1; break;
+		case O_STRICT_GAMES: o->strict_games = 1; break;
+		case O_STATS: o->stats = 1; break;
+		case O_HELP:
+			fputs(USAGE, stdout);
+			return 1;
+		case O_VERSION:
+			pf_print_version();
+			return 1;
+		default:
+			usage();
+			return -1;
+		}
+		if (errstr != NULL) {
+			pf_warnx("%s: %s: %s", what, optarg, errstr);
+			usage();
+			return -1;
+		}
+	}
+	if (o->skip_plies >= o->max_plies) {
+		pf_warnx("--skip-plies must be less than --max-plies");
+		usage();
+		return -1;
+	}
+	if (o->min_elo >= 0 && o->max_elo >= 0 && o->min_elo > o->max_elo) {
+		pf_warnx("--min-elo is greater than --max-elo");
+		usage();
+		return -1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o;
+	struct state st;
+	struct timespec t0, t1;
+	pf_pgn *pgn = NULL;
+	pf_writer_opts wo;
+	int fd = -1, compress = 0, rc = PF_EXIT_OK, i, r;
+
+	pf_prog_init(argv[0]);
+	if ((r = parse_opts(argc, argv, &o)) != 0)
+		return r < 0 ? PF_EXIT_USAGE : PF_EXIT_OK;
+	argc -= optind;
+	argv += optind;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(&st, 0, sizeof(st));
+	st.o = &o;
+	if ((st.sel = malloc(PF_PGN_MAX_PLIES + 1)) == NULL) {
+		pf_warn("malloc");
+		return PF_EXIT_DATA;
+	}
+	if (o.unique) {
+		st.nblocks = ((uint64_t)o.unique_mem << 20) / 64;
+		if ((st.bloom = calloc(st.nblocks, 64)) == NULL) {
+			pf_warn("--unique-mem %ld", o.unique_mem);
+			rc = PF_EXIT_DATA;
+			goto out;
+		}
+	}
+	if ((fd = pf_open_output(o.output, o.force, &compress)) == -1) {
+		pf_warn_output(o.output);
+		rc = PF_EXIT_DATA;
+		goto out;
+	}
+	wo = pf_default_writer_opts(compress || o.zstd);
+	if ((st.w = pf_writer_open_fd(fd, o.output ? o.output : "stdout",
+	    &wo)) == NULL ||
+	    (pgn = pf_pgn_new(o.format, accept_game, &st)) == NULL) {
+		pf_warn("out of memory");
+		rc = PF_EXIT_DATA;
+		goto out;
+	}
+	pf_pgn_want_hash(pgn, o.unique);
+	if (argc == 0)
+		rc |= do_file(&st, pgn, "-");
+	for (i = 0; i < argc && !st.broken && !st.write_err; i++)
+		rc |= do_file(&st, pgn, argv[i]);
+	if (!st.broken && !st.write_err && pf_writer_close(st.w) < 0) {
+		if (pf_writer_broken_pipe(st.w))
+			st.broken = 1;
+		else {
+			pf_warnx("%s", pf_writer_error(st.w));
+			st.write_err = 1;
+		}
+	}
+	if (st.broken) {
+		rc = PF_EXIT_OK;
+		goto out;
+	}
+	if (st.write_err)
+		rc = PF_EXIT_DATA;
+	if (o.strict && st.problems + st.skipped[SK_STRICT] > 0)
+		rc = PF_EXIT_DATA;
+	if (!o.quiet)
+		summary(&st);
+	if (o.stats) {
+		struct rusage ru;
+		double secs;
+
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		secs = (double)(t1.tv_sec - t0.tv_sec) +
+		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		getrusage(RUSAGE_SELF, &ru);
+		pf_warnx("stats: %.3f s, %.0f positions/s, max RSS %ld KiB",
+		    secs, secs > 0 ? (double)st.positions / secs : 0.0,
+		    ru.ru_maxrss);
+	}
+out:
+	pf_writer_free(st.w);
+	if (fd > STDOUT_FILENO)
+		close(fd);
+	pf_pgn_free(pgn);
+	pf_extbuf_free(&st.ext);
+	free(st.bloom);
+	free(st.sel);
+	return rc ? (rc == PF_EXIT_USAGE ? PF_EXIT_USAGE : PF_EXIT_DATA) : 0;
+}

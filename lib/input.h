@@ -1,0 +1,80 @@
+/*
+ * input.h - streaming text input through libarchive.
+ *
+ * One pf_input reads one file (or stdin) whatever its packaging: plain
+ * text, gzip, bzip2, xz, zstd (multi-frame too), or a tar / zip archive
+ * (itself possibly compressed).  Compression and format are detected from
+ * the content, never from the name.  An archive is read member by member
+ * in archive order; a plain or compressed file is one member with no name.
+ *
+ * The reader owns one fixed buffer (PF_INPUT_BUFSIZE plus a little room)
+ * and hands out windows into it, so memory does not depend on the input.
+ * Text is handed out in large blocks: a parser scans the window itself and
+ * calls pf_input_fill() when it needs more contiguous bytes.
+ *
+ * Nothing here prints or exits; failures return -1 and pf_input_error()
+ * says why.
+ */
+#ifndef PF_INPUT_H
+#define PF_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PF_INPUT_BUFSIZE	(1u << 20)	/* bytes read per refill */
+#define PF_INPUT_KEEP		(256u << 10)	/* longest window a parser may
+						   ask for with pf_input_fill */
+
+typedef struct pf_input pf_input;
+
+/*
+ * Open path ("-" or NULL is stdin).  name is used by pf_input_filename() (NULL:
+ * the path, or "stdin").  Returns NULL with errno set when the file cannot
+ * be opened or memory is short.  Nothing is read yet.
+ */
+pf_input	*pf_input_open(const char *path, const char *name);
+void		 pf_input_free(pf_input *in);
+
+/*
+ * idle(arg) is called before a read from a pipe or terminal that would
+ * block (a pipeline stage flushes its output there).  NULL disables.
+ */
+void		 pf_input_set_idle(pf_input *in, void (*idle)(void *), void *arg);
+
+/*
+ * Go to the next member: 1 (a member is ready to read), 0 (no more
+ * members), -1 (the input cannot be read further: not recognised, damaged
+ * archive; see pf_input_error).  The first call detects the format.
+ */
+int		 pf_input_next_member(pf_input *in);
+
+/* The member's name inside an archive, or NULL for a plain/compressed
+   file.  Valid until the next pf_input_next_member call. */
+const char	*pf_input_member(const pf_input *in);
+const char	*pf_input_filename(const pf_input *in);
+
+/*
+ * The window of unread bytes of the current member is [*begin, *end).
+ * pf_input_fill() moves the unread bytes starting at *pos to the front of
+ * the buffer when needed and reads until at least want bytes are unread or
+ * the member ends (from a pipe, also when the bytes so far end a line:
+ * a slow pipe must not stall the reader); want is capped at
+ * PF_INPUT_KEEP.  *pos, *end are
+ * updated (the buffer may move: recompute pointers derived from them).
+ * Returns 1 when more data was added, 0 at the end of the member (nothing
+ * more to add), -1 on a read or decompression error.  After pf_input_fill
+ * returns 0 or -1, *end is final for this member.
+ */
+int		 pf_input_fill(pf_input *in, const char **pos,
+		    const char **end, size_t want);
+
+/* 1 for a regular file (reads never wait), 0 for a pipe or terminal. */
+int		 pf_input_regular(const pf_input *in);
+
+/* Bytes of the current member handed out so far (for offsets). */
+uint64_t	 pf_input_offset(const pf_input *in, const char *pos);
+
+/* The last error, valid until the next call. */
+const char	*pf_input_error(const pf_input *in);
+
+#endif

@@ -1,0 +1,1667 @@
+/*
+ * pgn.c - PGN and EPD game reader (see pgn.h).
+ *
+ * Speed matters here: pgn2pos is meant to run at millions of positions a
+ * second.  The text is scanned in place in the pf_input window (no copy of
+ * comments or moves), and ordinary SAN is resolved with one targeted
+ * lookup: the candidate pieces are the attackers of the target square
+ * (bitboard tables below), and legality is a single "is my king attacked
+ * afterwards" test.  Anything unusual (castling, UCI-style moves, odd
+ * spellings) falls back to the chess core's lenient pf_move_from_san().
+ */
+#define _GNU_SOURCE	/* memmem */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "ext.h"
+#include "pgn.h"
+#include "record.h"
+
+#define TOKEN_WINDOW	4096		/* bytes wanted before a token */
+#define TAG_WINDOW	(64u << 10)	/* bytes wanted before a tag */
+
+struct pf_pgn {
+	int format_opt, format;
+	pf_pgn_accept_fn accept;
+	void *arg;
+	pf_input *in;
+	const char *pos, *end;
+	int eof;		/* nothing more can be added to the window */
+	int read_err;
+	int done;
+	char err[320];
+	uint64_t ngames;
+	uint64_t line;		/* EPD line number */
+	uint64_t newlines;	/* newlines skipped between games */
+	int cap;		/* positions allocated in the game arrays */
+	int ntags;
+	int seen_event;
+	int want_hash;
+	int regular;		/* input is a regular file */
+	int has_fen;
+	char fen[128];
+	pf_board board;
+	XXH64_state_t hs;
+	pf_pgn_game g;
+};
+
+/* ---- attack tables ---------------------------------------------------- */
+
+static uint64_t knight_att[64], king_att[64], pawn_att[2][64];
+static uint64_t ray[8][64];	/* N, E, NE, NW (positive), S, W, SW, SE */
+static uint64_t queen_lines[64];	/* union of the rays from a square */
+static const int ray_df[8] = { 0, 1, 1, -1, 0, -1, -1, 1 };
+static const int ray_dr[8] = { 1, 0, 1, 1, -1, 0, -1, -1 };
+static int tables_ready;
+
+static void
+init_tables(void)
+{
+	int sq, d, i;
+	static const int kn[8][2] = { {1,2},{2,1},{2,-1},{1,-2},{-1,-2},
+	    {-2,-1},{-2,1},{-1,2} };
+
+	if (tables_ready)
+		return;
+	for (sq = 0; sq < 64; sq++) {
+		int f = sq & 7, r = sq >> 3;
+
+		for (i = 0; i < 8; i++) {
+			int nf = f + kn[i][0], nr = r + kn[i][1];
+
+			if (nf >= 0 && nf < 8 && nr >= 0 && nr < 8)
+				knight_att[sq] |= 1ULL << (nr * 8 + nf);
+		}
+		for (i = -1; i <= 1; i++)
+			for (d = -1; d <= 1; d++) {
+				int nf = f + i, nr = r + d;
+
+				if ((i || d) && nf >= 0 && nf < 8 && nr >= 0 &&
+				    nr < 8)
+					king_att[sq] |= 1ULL << (nr * 8 + nf);
+			}
+		/* pawn_att[c][sq]: squares a pawn of colour c on sq attacks */
+		for (i = -1; i <= 1; i += 2) {
+			int nf = f + i;
+
+			if (nf < 0 || nf > 7)
+				continue;
+			if (r < 7)
+				pawn_att[PF_WHITE][sq] |= 1ULL << ((r + 1) * 8 + nf);
+			if (r > 0)
+				pawn_att[PF_BLACK][sq] |= 1ULL << ((r - 1) * 8 + nf);
+		}
+		for (d = 0; d < 8; d++) {
+			int nf = f + ray_df[d], nr = r + ray_dr[d];
+
+			while (nf >= 0 && nf < 8 && nr >= 0 && nr < 8) {
+				ray[d][sq] |= 1ULL << (nr * 8 + nf);
+				nf += ray_df[d];
+				nr += ray_dr[d];
+			}
+			queen_lines[sq] |= ray[d][sq];
+		}
+	}
+	tables_ready = 1;
+}
+
+static inline uint64_t
+ray_att(int d, int sq, uint64_t occ)
+{
+	uint64_t a = ray[d][sq], blk = a & occ;
+
+	if (blk) {
+		int b = d < 4 ? __builtin_ctzll(blk) : 63 - __builtin_clzll(blk);
+
+		a ^= ray[d][b];
+	}
+	return a;
+}
+
+static inline uint64_t
+rook_att(int sq, uint64_t occ)
+{
+	return ray_att(0, sq, occ) | ray_att(1, sq, occ) |
+	    ray_att(4, sq, occ) | ray_att(5, sq, occ);
+}
+
+static inline uint64_t
+bishop_att(int sq, uint64_t occ)
+{
+	return ray_att(2, sq, occ) | ray_att(3, sq, occ) |
+	    ray_att(6, sq, occ) | ray_att(7, sq, occ);
+}
+
+/*
+ * Would the side to move's king be safe after moving from -> to?  capsq
+ * is the square of a captured piece when it differs from to (en passant),
+ * else 64.
+ */
+static int
+legal_after(const pf_board *b, int from, int to, int capsq)
+{
+	int us = b->stm, ksq;
+	uint64_t occ = b->by_colour[0] | b->by_colour[1];
+	uint64_t enemy = b->by_colour[us ^ 1];
+
+	occ = (occ & ~(1ULL << from)) | 1ULL << to;
+	enemy &= ~(1ULL << to);
+	if (capsq < 64) {
+		occ &= ~(1ULL << capsq);
+		enemy &= ~(1ULL << capsq);
+	}
+	ksq = b->king_sq[us];
+	/* Not in check, not the king, not en passant, and not on a line
+	   with the king: the move cannot expose the king. */
+	if (b->checkers == 0 && from != ksq && capsq == 64 &&
+	    !(queen_lines[ksq] & (1ULL << from)))
+		return 1;
+	if (from == ksq)
+		ksq = to;
+	if (knight_att[ksq] & enemy & b->by_type[PF_KNIGHT])
+		return 0;
+	if (pawn_att[us][ksq] & enemy & b->by_type[PF_PAWN])
+		return 0;
+	if (king_att[ksq] & enemy & b->by_type[PF_KING])
+		return 0;
+	if (rook_att(ksq, occ) & enemy &
+	    (b->by_type[PF_ROOK] | b->by_type[PF_QUEEN]))
+		return 0;
+	if (bishop_att(ksq, occ) & enemy &
+	    (b->by_type[PF_BISHOP] | b->by_type[PF_QUEEN]))
+		return 0;
+	return 1;
+}
+
+static int
+promo_code(int c)
+{
+	switch (c) {
+	case 'N': case 'n': return 0;
+	case 'B': case 'b': return 1;
+	case 'R': case 'r': return 2;
+	case 'Q': case 'q': return 3;
+	}
+	return -1;
+}
+
+/*
+ * The fast SAN path: piece moves (Nf3, Nbd2, R1e2, Qh4xe1, Nxf3) and pawn
+ * moves (e4, exd5, e8=Q, e8Q, exd8N).  0 and *m on a unique legal move,
+ * -1 to let the chess core try (which also reports real errors).
+ */
+static int
+san_fast(const pf_board *b, const char *s, size_t n, pf_move *m)
+{
+	int us = b->stm, to, type, fromf = -1, fromr = -1, promo = -1;
+	uint64_t own = b->by_colour[us], cand, occ;
+	int found = -1, kind = PF_MK_NORMAL, capsq = 64;
+	size_t i;
+
+	if (n < 2)
+		return -1;
+	if (s[0] >= 'a' && s[0] <= 'h') {
+		/* Pawn: e4, e8=Q / e8Q, exd5, exd8=Q, ed5 (lenient). */
+		int f0 = s[0] - 'a', dir = us == PF_WHITE ? 8 : -8, capture;
+
+		i = 1;
+		if (s[i] == 'x' || s[i] == ':')
+			i++;
+		if (i < n && s[i] >= 'a' && s[i] <= 'h') {
+			if (i + 1 >= n || s[i + 1] < '1' || s[i + 1] > '8')
+				return -1;
+			to = (s[i + 1] - '1') * 8 + (s[i] - 'a');
+			capture = 1;
+			i += 2;
+		} else if (i == 1 && s[1] >= '1' && s[1] <= '8') {
+			to = (s[1] - '1') * 8 + f0;
+			capture = 0;
+			i = 2;
+		} else
+			return -1;
+		if (i < n && s[i] == '=')
+			i++;
+		if (i < n) {
+			if ((promo = promo_code(s[i])) < 0 || i + 1 != n)
+				return -1;
+		}
+		if (((to >> 3) == 7 || (to >> 3) == 0) != (promo >= 0))
+			return -1;
+		if (capture) {
+			int from = to - dir + (f0 - (to & 7));
+
+			if ((f0 - (to & 7) != 1 && f0 - (to & 7) != -1) ||
+			    from < 0 || from > 63)
+				return -1;
+			if (b->squares[from] != PF_PIECE(us, PF_PAWN))
+				return -1;
+			if (to == b->ep) {
+				kind = PF_MK_ENPASSANT;
+				capsq = to - dir;
+			} else if (b->squares[to] == PF_NO_PIECE ||
+			    PF_PIECE_COLOUR(b->squares[to]) == us)
+				return -1;
+			found = from;
+		} else {
+			int from = to - dir;
+
+			if (from < 0 || from > 63 || b->squares[to] != PF_NO_PIECE)
+				return -1;
+			if (b->squares[from] == PF_NO_PIECE &&
+			    (to >> 3) == (us == PF_WHITE ? 3 : 4) &&
+			    from - dir >= 0 && from - dir < 64 &&
+			    b->squares[from - dir] == PF_PIECE(us, PF_PAWN))
+				from -= dir;
+			if (b->squares[from] != PF_PIECE(us, PF_PAWN))
+				return -1;
+			found = from;
+		}
+		if (!legal_after(b, found, to, capsq))
+			return -1;
+		if (promo >= 0)
+			kind = PF_MK_PROMOTION;
+		*m = PF_MAKE_MOVE(found, to, kind, promo < 0 ? 0 : promo);
+		return 0;
+	}
+	switch (s[0]) {
+	case 'N': type = PF_KNIGHT; break;
+	case 'B': type = PF_BISHOP; break;
+	case 'R': type = PF_ROOK; break;
+	case 'Q': type = PF_QUEEN; break;
+	case 'K': type = PF_KING; break;
+	default: return -1;
+	}
+	if (n < 3 || s[n - 2] < 'a' || s[n - 2] > 'h' || s[n - 1] < '1' ||
+	    s[n - 1] > '8')
+		return -1;
+	to = (s[n - 1] - '1') * 8 + (s[n - 2] - 'a');
+	for (i = 1; i < n - 2; i++) {
+		if (s[i] >= 'a' && s[i] <= 'h' && fromf < 0 && fromr < 0)
+			fromf = s[i] - 'a';
+		else if (s[i] >= '1' && s[i] <= '8' && fromr < 0)
+			fromr = s[i] - '1';
+		else if ((s[i] == 'x' || s[i] == ':' || s[i] == '-') &&
+		    i == n - 3)
+			;
+		else
+			return -1;
+	}
+	if (own & (1ULL << to))
+		return -1;
+	occ = b->by_colour[0] | b->by_colour[1];
+	switch (type) {
+	case PF_KNIGHT: cand = knight_att[to]; break;
+	case PF_BISHOP: cand = bishop_att(to, occ); break;
+	case PF_ROOK: cand = rook_att(to, occ); break;
+	case PF_QUEEN: cand = rook_att(to, occ) | bishop_att(to, occ); break;
+	default: cand = king_att[to]; break;
+	}
+	cand &= own & b->by_type[type];
+	while (cand) {
+		int from = __builtin_ctzll(cand);
+
+		cand &= cand - 1;
+		if (fromf >= 0 && (from & 7) != fromf)
+			continue;
+		if (fromr >= 0 && (from >> 3) != fromr)
+			continue;
+		if (!legal_after(b, from, to, 64))
+			continue;
+		if (found >= 0)
+			return -1;	/* ambiguous: the core says so */
+		found = from;
+	}
+	if (found < 0)
+		return -1;
+	*m = PF_MAKE_MOVE(found, to, PF_MK_NORMAL, 0);
+	return 0;
+}
+
+/* ---- reader plumbing -------------------------------------------------- */
+
+pf_pgn *
+pf_pgn_new(int format, pf_pgn_accept_fn accept, void *arg)
+{
+	pf_pgn *p;
+
+	init_tables();
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	p->format_opt = format;
+	p->accept = accept;
+	p->arg = arg;
+	return p;
+}
+
+void
+pf_pgn_free(pf_pgn *p)
+{
+	if (p == NULL)
+		return;
+	free(p->g.moves);
+	free(p->g.eval_kind);
+	free(p->g.eval);
+	free(p->g.eval_depth);
+	free(p->g.clk_ms);
+	free(p->g.packed);
+	free(p->g.pflags);
+	free(p->g.hash);
+	free(p);
+}
+
+void
+pf_pgn_start(pf_pgn *p, pf_input *in)
+{
+	p->in = in;
+	p->regular = pf_input_regular(in);
+	p->pos = p->end = NULL;
+	p->eof = p->read_err = p->done = 0;
+	p->err[0] = '\0';
+	p->ngames = 0;
+	p->line = 0;
+	p->newlines = 0;
+	p->format = p->format_opt;
+}
+
+void
+pf_pgn_want_hash(pf_pgn *p, int on)
+{
+	p->want_hash = on;
+}
+
+const char *
+pf_pgn_error(const pf_pgn *p)
+{
+	return p->err;
+}
+
+int
+pf_pgn_format(const pf_pgn *p)
+{
+	return p->format;
+}
+
+static void
+refill(pf_pgn *p, size_t want)
+{
+	int r;
+
+	if (p->eof)
+		return;
+	r = pf_input_fill(p->in, &p->pos, &p->end, want);
+	if (r < 0) {
+		p->eof = 1;
+		p->read_err = 1;
+		snprintf(p->err, sizeof(p->err), "%s",
+		    pf_input_error(p->in));
+	} else if (r == 0)
+		p->eof = 1;
+}
+
+#define AVAIL(p)	((size_t)((p)->end - (p)->pos))
+
+/*
+ * Make at least k bytes available, or all that is left.  From a pipe, a
+ * window holding a whole line is enough: every caller needs at most the
+ * rest of the line, and waiting for more could stall a pipeline.
+ */
+static inline void
+ensure(pf_pgn *p, size_t k)
+{
+	if ((p->pos == NULL || AVAIL(p) < k) && !p->eof &&
+	    (p->regular || p->pos == NULL ||
+	    memchr(p->pos, '\n', AVAIL(p)) == NULL))
+		refill(p, PF_INPUT_KEEP);
+	if (p->pos == NULL)
+		p->pos = p->end = "";
+}
+
+static int
+grow(pf_pgn *p, int need)
+{
+	pf_pgn_game *g = &p->g;
+	int cap = p->cap ? p->cap : 256;
+	void *a, *b, *c, *d, *e, *f, *h, *k;
+
+	while (cap < need)
+		cap *= 2;
+	if (cap > PF_PGN_MAX_PLIES + 1)
+		cap = PF_PGN_MAX_PLIES + 1;
+	a = realloc(g->moves, cap * sizeof(*g->moves));
+	if (a != NULL)
+		g->moves = a;
+	b = realloc(g->eval_kind, cap * sizeof(*g->eval_kind));
+	if (b != NULL)
+		g->eval_kind = b;
+	c = realloc(g->eval, cap * sizeof(*g->eval));
+	if (c != NULL)
+		g->eval = c;
+	d = realloc(g->eval_depth, cap * sizeof(*g->eval_depth));
+	if (d != NULL)
+		g->eval_depth = d;
+	e = realloc(g->clk_ms, cap * sizeof(*g->clk_ms));
+	if (e != NULL)
+		g->clk_ms = e;
+	f = realloc(g->packed, cap * (size_t)PF_PACKED_SIZE);
+	if (f != NULL)
+		g->packed = f;
+	h = realloc(g->pflags, cap * sizeof(*g->pflags));
+	if (h != NULL)
+		g->pflags = h;
+	k = realloc(g->hash, cap * sizeof(*g->hash));
+	if (k != NULL)
+		g->hash = k;
+	if (a == NULL || b == NULL || c == NULL || d == NULL || e == NULL ||
+	    f == NULL || h == NULL || k == NULL)
+		return -1;
+	p->cap = cap;
+	return 0;
+}
+
+static void
+set_text(pf_pgn_game *g, const char *s, size_t n)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n && o < PF_PGN_TEXT_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		g->text[o++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	if (i < n) {
+		memcpy(g->text + o, "...", 3);
+		o += 3;
+	}
+	g->text[o] = '\0';
+}
+
+static void
+problem(pf_pgn_game *g, int what, const char *s, size_t n)
+{
+	if (g->problem)
+		return;
+	g->problem = what;
+	set_text(g, s, n);
+}
+
+static void
+game_reset(pf_pgn *p)
+{
+	pf_pgn_game *g = &p->g;
+
+	g->number = ++p->ngames;
+	g->line = p->line;
+	g->id = 0;
+	g->nmoves = 0;
+	g->has_eval = g->has_clk = 0;
+	g->white_elo = g->black_elo = 0;
+	g->base_s = g->inc_s = PF_U32_UNKNOWN;
+	g->tc_class = PF_TC_UNKNOWN;
+	g->termination = PF_TERM_UNKNOWN;
+	g->result_tag = g->result_marker = PF_RESULT_UNKNOWN;
+	g->has_marker = 0;
+	g->event.len = g->site.len = g->white.len = g->black.len = 0;
+	g->date.len = g->term_text.len = g->variant.len = 0;
+	g->event.s[0] = g->site.s[0] = g->white.s[0] = g->black.s[0] = '\0';
+	g->date.s[0] = g->term_text.s[0] = g->variant.s[0] = '\0';
+	g->problem = PF_PGNP_NONE;
+	g->skip = g->filtered = 0;
+	g->text[0] = '\0';
+	g->detail[0] = '\0';
+	p->ntags = 0;
+	p->seen_event = 0;
+	p->has_fen = 0;
+	XXH64_reset(&p->hs, 0);
+	g->eval_kind[0] = PF_PGN_EVAL_NONE;
+	g->clk_ms[0] = PF_U32_UNKNOWN;
+	g->eval[0] = 0;
+	g->eval_depth[0] = 0;
+}
+
+static inline int
+is_space(unsigned char c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' ||
+	    c == '\f' || c == 0x1a;
+}
+
+static inline int
+is_binary(unsigned char c)
+{
+	return (c < 0x20 && !is_space(c)) || c == 0x7f;
+}
+
+/* Skip to just after the next newline (or the end of input). */
+static void
+skip_line(pf_pgn *p)
+{
+	for (;;) {
+		const char *nl;
+
+		ensure(p, 1);
+		if (AVAIL(p) == 0)
+			return;
+		if ((nl = memchr(p->pos, '\n', AVAIL(p))) != NULL) {
+			p->pos = nl + 1;
+			return;
+		}
+		p->pos = p->end;
+		refill(p, PF_INPUT_KEEP);
+	}
+}
+
+/* Skip whitespace, byte-order marks and % escape lines. */
+static void
+skip_blank(pf_pgn *p)
+{
+	for (;;) {
+		unsigned char c;
+
+		ensure(p, 4);
+		if (AVAIL(p) == 0)
+			return;
+		c = (unsigned char)*p->pos;
+		if (c == '\n') {
+			p->newlines++;
+			p->pos++;
+		} else if (is_space(c))
+			p->pos++;
+		else if (c == 0xef && AVAIL(p) >= 3 &&
+		    (unsigned char)p->pos[1] == 0xbb &&
+		    (unsigned char)p->pos[2] == 0xbf)
+			p->pos += 3;
+		else if (c == '%')
+			skip_line(p);
+		else
+			return;
+	}
+}
+
+/*
+ * Binary data: skip to the next line that starts with '[' (the next
+ * game's tags) or the end of input.
+ */
+static void
+skip_to_next_tag(pf_pgn *p)
+{
+	for (;;) {
+		const char *nl;
+
+		ensure(p, 2);
+		if (AVAIL(p) < 2) {
+			p->pos = p->end;
+			return;
+		}
+		nl = memchr(p->pos, '\n', AVAIL(p) - 1);
+		if (nl == NULL) {
+			p->pos = p->end - 1;
+			refill(p, PF_INPUT_KEEP);
+			continue;
+		}
+		p->pos = nl + 1;
+		if (*p->pos == '[')
+			return;
+	}
+}
+
+/* ---- tags ------------------------------------------------------------- */
+
+static void
+put_str(pf_pgn_str *d, const char *s, size_t n)
+{
+	if (n > PF_PGN_STR_MAX)
+		n = PF_PGN_STR_MAX;
+	memcpy(d->s, s, n);
+	d->s[n] = '\0';
+	d->len = (uint16_t)n;
+}
+
+static uint16_t
+parse_elo(const char *s, size_t n)
+{
+	unsigned v = 0;
+	size_t i;
+
+	if (n == 0 || n > 5)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	return v > 65535 ? 65535 : (uint16_t)v;
+}
+
+/* Digits s[*i..] as a number; -1 if none or too large. */
+static long
+parse_uint(const char *s, size_t n, size_t *i)
+{
+	long v = 0;
+	size_t start = *i;
+
+	while (*i < n && s[*i] >= '0' && s[*i] <= '9') {
+		v = v * 10 + (s[*i] - '0');
+		if (v > 100000000L)
+			return -1;
+		(*i)++;
+	}
+	return *i == start ? -1 : v;
+}
+
+int
+pf_tc_class(uint32_t base_s, uint32_t inc_s)
+{
+	double est;
+
+	if (base_s == PF_U32_UNKNOWN)
+		return PF_TC_UNKNOWN;
+	est = (double)base_s + 40.0 * (double)(inc_s == PF_U32_UNKNOWN ? 0 :
+	    inc_s);
+	if (est < 29)
+		return PF_TC_ULTRABULLET;
+	if (est < 179)
+		return PF_TC_BULLET;
+	if (est < 479)
+		return PF_TC_BLITZ;
+	if (est < 1499)
+		return PF_TC_RAPID;
+	return PF_TC_CLASSICAL;
+}
+
+const char *
+pf_tc_name(int c)
+{
+	static const char *names[] = { "unknown", "ultrabullet", "bullet",
+	    "blitz", "rapid", "classical", "correspondence" };
+
+	return c >= 0 && c <= PF_TC_CORRESPONDENCE ? names[c] : "unknown";
+}
+
+/* TimeControl: "300+3", "600", "-", "40/7200:3600", "?". */
+static void
+parse_tc(pf_pgn_game *g, const char *s, size_t n)
+{
+	size_t i = 0;
+	long base, inc = 0;
+
+	if (n == 1 && s[0] == '-') {
+		g->tc_class = PF_TC_CORRESPONDENCE;
+		return;
+	}
+	base = parse_uint(s, n, &i);
+	if (base < 0)
+		return;
+	if (i < n && s[i] == '/') {	/* moves/seconds: use the seconds */
+		i++;
+		if ((base = parse_uint(s, n, &i)) < 0)
+			return;
+	}
+	if (i < n && s[i] == '+') {
+		i++;
+		if ((inc = parse_uint(s, n, &i)) < 0)
+			return;
+	}
+	if (i < n && s[i] != ':')
+		return;
+	g->base_s = (uint32_t)base;
+	g->inc_s = (uint32_t)inc;
+	g->tc_class = pf_tc_class(g->base_s, g->inc_s);
+}
+
+static uint8_t
+parse_result(const char *s, size_t n)
+{
+	if (n == 3 && memcmp(s, "1-0", 3) == 0)
+		return PF_RESULT_WHITE;
+	if (n == 3 && memcmp(s, "0-1", 3) == 0)
+		return PF_RESULT_BLACK;
+	if ((n == 7 && memcmp(s, "1/2-1/2", 7) == 0) ||
+	    (n == 3 && memcmp(s, "1/2", 3) == 0))
+		return PF_RESULT_DRAW;
+	return PF_RESULT_UNKNOWN;
+}
+
+static uint8_t
+term_code(const char *s, size_t n)
+{
+#define IS(lit) (n == sizeof(lit) - 1 && strncasecmp(s, lit, n) == 0)
+	if (n == 0)
+		return PF_TERM_UNKNOWN;
+	if (IS("Normal"))
+		return PF_TERM_NORMAL;
+	if (IS("Time forfeit") || IS("Time"))
+		return PF_TERM_TIME;
+	if (IS("Abandoned"))
+		return PF_TERM_ABANDONED;
+	if (IS("Rules infraction"))
+		return PF_TERM_RULES;
+	if (IS("Unterminated"))
+		return PF_TERM_UNTERMINATED;
+	return PF_TERM_OTHER;
+#undef IS
+}
+
+/* 0 standard, 1 Chess960, -1 another variant. */
+static int
+variant_kind(const char *s, size_t n)
+{
+	char k[32];
+	size_t i, o = 0;
+
+	for (i = 0; i < n && o < sizeof(k) - 1; i++)
+		if (isalnum((unsigned char)s[i]))
+			k[o++] = (char)tolower((unsigned char)s[i]);
+	k[o] = '\0';
+	if (o == 0 || strcmp(k, "standard") == 0 || strcmp(k, "chess") == 0 ||
+	    strcmp(k, "normal") == 0 || strcmp(k, "fromposition") == 0)
+		return 0;
+	if (strcmp(k, "chess960") == 0 || strcmp(k, "960") == 0 ||
+	    strcmp(k, "fischerandom") == 0 || strcmp(k, "fischerrandom") == 0 ||
+	    strcmp(k, "frc") == 0)
+		return 1;
+	return -1;
+}
+
+static void
+handle_tag(pf_pgn *p, const char *name, size_t nl, const char *v, size_t vl)
+{
+	pf_pgn_game *g = &p->g;
+
+#define NAME(lit) (nl == sizeof(lit) - 1 && memcmp(name, lit, nl) == 0)
+	XXH64_update(&p->hs, name, nl);
+	XXH64_update(&p->hs, "", 1);
+	XXH64_update(&p->hs, v, vl);
+	XXH64_update(&p->hs, "", 1);
+	p->ntags++;
+	switch (name[0]) {
+	case 'B':
+		if (NAME("BlackElo"))
+			g->black_elo = parse_elo(v, vl);
+		else if (NAME("Black"))
+			put_str(&g->black, v, vl);
+		break;
+	case 'D':
+		if (NAME("Date"))
+			put_str(&g->date, v, vl);
+		break;
+	case 'E':
+		if (NAME("Event"))
+			put_str(&g->event, v, vl);
+		break;
+	case 'F':
+		if (NAME("FEN")) {
+			if (vl >= sizeof(p->fen))
+				vl = sizeof(p->fen) - 1;
+			memcpy(p->fen, v, vl);
+			p->fen[vl] = '\0';
+			p->has_fen = 1;
+		}
+		break;
+	case 'R':
+		if (NAME("Result"))
+			g->result_tag = parse_result(v, vl);
+		break;
+	case 'S':
+		if (NAME("Site"))
+			put_str(&g->site, v, vl);
+		break;
+	case 'T':
+		if (NAME("TimeControl"))
+			parse_tc(g, v, vl);
+		else if (NAME("Termination")) {
+			put_str(&g->term_text, v, vl);
+			g->termination = term_code(v, vl);
+		}
+		break;
+	case 'V':
+		if (NAME("Variant"))
+			put_str(&g->variant, v, vl);
+		break;
+	case 'W':
+		if (NAME("WhiteElo"))
+			g->white_elo = parse_elo(v, vl);
+		else if (NAME("White"))
+			put_str(&g->white, v, vl);
+		break;
+	}
+#undef NAME
+}
+
+/*
+ * One tag at p->pos ('[').  Returns 1 when parsed, 0 when it starts the
+ * next game (a second [Event]), -1 on a bad tag (the line is skipped).
+ */
+static int
+parse_tag(pf_pgn *p)
+{
+	const char *s, *e, *name, *vs;
+	char val[PF_PGN_STR_MAX + 1];
+	size_t nl, vl = 0;
+	int escaped = 0;
+
+	ensure(p, TAG_WINDOW);
+	s = p->pos + 1;
+	e = p->end;
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	name = s;
+	while (s < e && (isalnum((unsigned char)*s) || *s == '_'))
+		s++;
+	nl = (size_t)(s - name);
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	if (nl == 0 || s >= e || *s != '"') {
+		problem(&p->g, s >= e || *s == '\n' || *s == '\r' ?
+		    PF_PGNP_TAG : PF_PGNP_BADTAG, p->pos,
+		    (size_t)((s < e ? s + 1 : s) - p->pos));
+		goto bad;
+	}
+	if (nl == 5 && memcmp(name, "Event", 5) == 0) {
+		if (p->seen_event)
+			return 0;
+		p->seen_event = 1;
+	}
+	vs = ++s;
+	for (; s < e && *s != '"'; s++) {
+		if (*s == '\n' || *s == '\r' || *s == '\0')
+			break;
+		if (*s == '\\' && s + 1 < e && (s[1] == '"' || s[1] == '\\')) {
+			escaped = 1;
+			s++;
+		}
+	}
+	if (s >= e || *s != '"') {
+		problem(&p->g, PF_PGNP_TAG, p->pos, (size_t)(s - p->pos));
+		goto bad;
+	}
+	vl = (size_t)(s - vs);
+	s++;
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	if (s >= e || *s != ']') {
+		problem(&p->g, s >= e || *s == '\n' || *s == '\r' ?
+		    PF_PGNP_TAG : PF_PGNP_BADTAG, p->pos, (size_t)(s - p->pos));
+		goto bad;
+	}
+	p->pos = s + 1;
+	if (escaped) {
+		size_t i, o = 0;
+
+		for (i = 0; i < vl && o < PF_PGN_STR_MAX; i++) {
+			if (vs[i] == '\\' && i + 1 < vl)
+				i++;
+			val[o++] = vs[i];
+		}
+		handle_tag(p, name, nl, val, o);
+	} else
+		handle_tag(p, name, nl, vs, vl);
+	return 1;
+bad:
+	p->g.skip = 1;
+	skip_line(p);
+	return -1;
+}
+
+/* ---- annotations ------------------------------------------------------ */
+
+/* "0.17", "-1.5", "#-3", "#3" with an optional ",23" depth. */
+static void
+parse_eval(pf_pgn_game *g, int idx, const char *s, const char *e)
+{
+	int neg = 0, mate = 0, digits = 0;
+	long ip = 0, frac = 0, scale = 100, v;
+	unsigned depth = 0;
+
+	while (s < e && *s == ' ')
+		s++;
+	if (s < e && *s == '#') {
+		mate = 1;
+		s++;
+	}
+	if (s < e && (*s == '-' || *s == '+')) {
+		neg = *s == '-';
+		s++;
+	}
+	while (s < e && *s >= '0' && *s <= '9' && ip < 1000000) {
+		ip = ip * 10 + (*s++ - '0');
+		digits++;
+	}
+	if (!mate && s < e && *s == '.') {
+		int fd = 0;
+
+		s++;
+		while (s < e && *s >= '0' && *s <= '9') {
+			if (fd < 3) {
+				frac = frac * 10 + (*s - '0');
+				fd++;
+			}
+			s++;
+			digits++;
+		}
+		while (fd < 3) {
+			frac *= 10;
+			fd++;
+		}
+	}
+	if (digits == 0)
+		return;
+	if (s < e && *s == ',') {
+		s++;
+		while (s < e && *s >= '0' && *s <= '9' && depth < 10000)
+			depth = depth * 10 + (unsigned)(*s++ - '0');
+	}
+	if (mate)
+		v = ip;
+	else
+		v = ip * scale + (frac + 5) / 10;	/* millipawns -> cp */
+	g->eval_kind[idx] = mate ? PF_PGN_EVAL_MATE : PF_PGN_EVAL_CP;
+	g->eval[idx] = (int32_t)(neg ? -v : v);
+	g->eval_depth[idx] = (uint16_t)depth;
+	g->has_eval = 1;
+}
+
+/* "0:05:00", "1:23:45.6", "45.2" -> ms. */
+static void
+parse_clk(pf_pgn_game *g, int idx, const char *s, const char *e)
+{
+	uint64_t parts[3] = { 0, 0, 0 };
+	int np = 0, any = 0;
+	uint64_t ms = 0, frac = 0, fscale = 1;
+
+	while (s < e && *s == ' ')
+		s++;
+	for (;;) {
+		uint64_t v = 0;
+
+		while (s < e && *s >= '0' && *s <= '9' && v < 100000000) {
+			v = v * 10 + (uint64_t)(*s++ - '0');
+			any = 1;
+		}
+		parts[np++] = v;
+		if (s < e && *s == ':' && np < 3) {
+			s++;
+			continue;
+		}
+		break;
+	}
+	if (!any)
+		return;
+	if (s < e && *s == '.') {
+		s++;
+		while (s < e && *s >= '0' && *s <= '9' && fscale < 1000) {
+			frac = frac * 10 + (uint64_t)(*s++ - '0');
+			fscale *= 10;
+		}
+	}
+	if (np == 3)
+		ms = (parts[0] * 3600 + parts[1] * 60 + parts[2]) * 1000;
+	else if (np == 2)
+		ms = (parts[0] * 60 + parts[1]) * 1000;
+	else
+		ms = parts[0] * 1000;
+	ms += frac * 1000 / fscale;
+	if (ms >= PF_U32_UNKNOWN)
+		ms = PF_U32_UNKNOWN - 1;
+	g->clk_ms[idx] = (uint32_t)ms;
+	g->has_clk = 1;
+}
+
+/* Find [%eval ...] and [%clk ...] in a comment body. */
+static void
+parse_annotations(pf_pgn_game *g, int idx, const char *s, const char *e)
+{
+	for (;;) {
+		const char *close;
+
+		while (s < e && *s != '[')
+			s++;
+		if (s >= e)
+			return;
+		s++;
+		if (s >= e || *s != '%')
+			continue;
+		s++;
+		for (close = s; close < e && *close != ']'; close++)
+			;
+		if (close >= e)
+			return;
+		if (close - s > 5 && memcmp(s, "eval ", 5) == 0)
+			parse_eval(g, idx, s + 5, close);
+		else if (close - s > 4 && memcmp(s, "clk ", 4) == 0)
+			parse_clk(g, idx, s + 4, close);
+		s = close + 1;
+	}
+}
+
+/* ---- movetext --------------------------------------------------------- */
+
+static const char next_game[] = "\n[Event ";
+
+/*
+ * p->pos at '{'.  Returns 1 with the body in [*bs, *be) (valid until the
+ * next refill) or 0 for an unterminated comment (the reader is then at the
+ * next game's "[Event" or at the end of input).
+ */
+static int
+skip_comment(pf_pgn *p, const char **bs, const char **be)
+{
+	const char *q;
+	size_t i, lim;
+
+	p->pos++;
+	/* Most comments are short ("{ [%clk 0:05:00] }"): look for the end
+	   inline before paying for library calls. */
+	lim = AVAIL(p) < 64 ? AVAIL(p) : 64;
+	for (i = 0, q = p->pos; i < lim; i++) {
+		if (q[i] == '}') {
+			*bs = q;
+			*be = q + i;
+			p->pos = q + i + 1;
+			return 1;
+		}
+		if (q[i] == '\n')
+			break;
+	}
+	for (;;) {
+		const char *q = memchr(p->pos, '}', AVAIL(p)), *r;
+		size_t len = q ? (size_t)(q - p->pos) : AVAIL(p);
+
+		if (memchr(p->pos, '\n', len) != NULL &&
+		    (r = memmem(p->pos, len, next_game, sizeof(next_game) - 1))
+		    != NULL) {
+			p->pos = r + 1;
+			return 0;
+		}
+		if (q != NULL) {
+			*bs = p->pos;
+			*be = q;
+			p->pos = q + 1;
+			return 1;
+		}
+		if (p->eof) {
+			p->pos = p->end;
+			return 0;
+		}
+		if (AVAIL(p) >= PF_INPUT_KEEP)
+			p->pos = p->end - (sizeof(next_game) - 1);
+		refill(p, PF_INPUT_KEEP);
+	}
+}
+
+/* p->pos at '('.  Skips to the matching ')'; 0 if a '[' or the end of
+   input came first (the game ends there). */
+static int
+skip_variation(pf_pgn *p)
+{
+	int depth = 0;
+
+	for (;;) {
+		const char *bs, *be;
+		char c;
+
+		ensure(p, 1);
+		if (AVAIL(p) == 0)
+			return 0;
+		c = *p->pos;
+		switch (c) {
+		case '(':
+			depth++;
+			p->pos++;
+			break;
+		case ')':
+			p->pos++;
+			if (--depth == 0)
+				return 1;
+			break;
+		case '{':
+			if (!skip_comment(p, &bs, &be))
+				return 0;
+			break;
+		case ';':
+			skip_line(p);
+			break;
+		case '[':
+			return 0;
+		default:
+			p->pos++;
+		}
+	}
+}
+
+/* Bytes that end a move token: whitespace, PGN punctuation, controls. */
+static const uint8_t delim[256] = {
+	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1,
+	[0x05] = 1, [0x06] = 1, [0x07] = 1, [0x08] = 1, [0x09] = 1,
+	[0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1, [0x0e] = 1,
+	[0x0f] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1,
+	[0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1,
+	[0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1,
+	[0x1e] = 1, [0x1f] = 1, [0x7f] = 1,
+	[' '] = 1, ['{'] = 1, ['}'] = 1, ['('] = 1, [')'] = 1, [';'] = 1,
+	['['] = 1, [']'] = 1, ['$'] = 1, ['*'] = 1, ['.'] = 1, ['%'] = 1,
+};
+
+static inline int
+is_delim(unsigned char c)
+{
+	return delim[c];
+}
+
+/*
+ * Keep position i (the current board): packed, its check / insufficient
+ * material flags, and its hash when asked.  Doing it here, while the
+ * board is at hand, saves replaying the game to write it.
+ */
+static inline void
+record_position(pf_pgn *p, int i)
+{
+	pf_pgn_game *g = &p->g;
+	const pf_board *b = &p->board;
+	uint16_t f = 0;
+
+	pf_board_pack(b, g->packed + (size_t)i * PF_PACKED_SIZE);
+	if (b->checkers)
+		f |= PF_PGN_CHECK;
+	if ((b->by_type[PF_PAWN] | b->by_type[PF_ROOK] |
+	    b->by_type[PF_QUEEN]) == 0 && pf_insufficient_material(b))
+		f |= PF_PGN_INSUFFICIENT;
+	g->pflags[i] = f;
+	if (p->want_hash)
+		g->hash[i] = pf_board_hash(b);
+}
+
+/* Square sq attacked by colour by, with occupancy occ? */
+static int
+attacked(const pf_board *b, int sq, int by, uint64_t occ)
+{
+	uint64_t them = b->by_colour[by];
+
+	return (knight_att[sq] & them & b->by_type[PF_KNIGHT]) ||
+	    (pawn_att[by ^ 1][sq] & them & b->by_type[PF_PAWN]) ||
+	    (king_att[sq] & them & b->by_type[PF_KING]) ||
+	    (rook_att(sq, occ) & them & (b->by_type[PF_ROOK] |
+	    b->by_type[PF_QUEEN])) ||
+	    (bishop_att(sq, occ) & them & (b->by_type[PF_BISHOP] |
+	    b->by_type[PF_QUEEN]));
+}
+
+/*
+ * O-O / O-O-O / 0-0 / 0-0-0 in standard chess (king on e1/e8, rook in the
+ * corner).  0 and *m, or -1 for the chess core to decide.
+ */
+static int
+castle_fast(const pf_board *b, const char *s, size_t n, pf_move *m)
+{
+	int us = b->stm, ksq = b->king_sq[us], rank = us == PF_WHITE ? 0 : 56;
+	int rsq, sq, step, kto;
+	uint64_t occ = b->by_colour[0] | b->by_colour[1];
+
+	if (b->chess960 || ksq != rank + 4 || b->checkers)
+		return -1;
+	if ((n == 3 && (memcmp(s, "O-O", 3) == 0 || memcmp(s, "0-0", 3) == 0)))
+		rsq = rank + 7;
+	else if (n == 5 && (memcmp(s, "O-O-O", 5) == 0 ||
+	    memcmp(s, "0-0-0", 5) == 0))
+		rsq = rank;
+	else
+		return -1;
+	if (!(b->castle_rooks & (1ULL << rsq)) ||
+	    b->squares[rsq] != PF_PIECE(us, PF_ROOK))
+		return -1;
+	step = rsq > ksq ? 1 : -1;
+	for (sq = ksq + step; sq != rsq; sq += step)
+		if (occ & (1ULL << sq))
+			return -1;
+	kto = ksq + 2 * step;
+	for (sq = ksq + step; sq != kto + step; sq += step)
+		if (attacked(b, sq, us ^ 1, occ))
+			return -1;
+	*m = PF_MAKE_MOVE(ksq, rsq, PF_MK_CASTLE, 0);
+	return 0;
+}
+
+/* Resolve and play one move token; 0 or -1 (illegal). */
+static int
+play(pf_pgn *p, const char *s, size_t n)
+{
+	pf_pgn_game *g = &p->g;
+	pf_move m;
+	pf_undo u;
+	int i;
+
+	while (n > 0 && (s[n - 1] == '+' || s[n - 1] == '#' ||
+	    s[n - 1] == '!' || s[n - 1] == '?'))
+		n--;
+	if (n == 0 || (san_fast(&p->board, s, n, &m) < 0 &&
+	    castle_fast(&p->board, s, n, &m) < 0)) {
+		if (n == 0 || n > 16 ||
+		    pf_move_from_san(&p->board, s, n, &m, NULL, 0) < 0)
+			return -1;
+	}
+	if (g->nmoves >= PF_PGN_MAX_PLIES)
+		return -2;
+	if (g->nmoves + 2 > p->cap && grow(p, g->nmoves + 2) < 0)
+		return -2;
+	g->moves[g->nmoves++] = m;
+	i = g->nmoves;
+	g->eval_kind[i] = PF_PGN_EVAL_NONE;
+	g->eval[i] = 0;
+	g->eval_depth[i] = 0;
+	g->clk_ms[i] = PF_U32_UNKNOWN;
+	pf_make_move(&p->board, m, &u);
+	record_position(p, i);
+	return 0;
+}
+
+static void
+parse_movetext(pf_pgn *p)
+{
+	pf_pgn_game *g = &p->g;
+	int resolving = !g->skip && !g->filtered;
+
+	for (;;) {
+		const char *s, *bs, *be;
+		unsigned char c;
+		size_t n;
+		int r;
+
+		if (AVAIL(p) < 64)
+			ensure(p, TOKEN_WINDOW);
+		if (AVAIL(p) == 0) {
+			if (!g->has_marker && resolving &&
+			    (p->ntags > 0 || g->nmoves > 0))
+				problem(g, PF_PGNP_EOF, "", 0);
+			return;
+		}
+		c = (unsigned char)*p->pos;
+		switch (c) {
+		case ' ': case '\n': case '\r': case '\t': case '\v': case '\f':
+		case 0x1a: case '.': case '!': case '?': case ')': case ']':
+		case '}':
+			p->pos++;
+			continue;
+		case '{':
+			if (!skip_comment(p, &bs, &be)) {
+				if (resolving)
+					problem(g, PF_PGNP_COMMENT, "", 0);
+				return;
+			}
+			if (resolving)
+				parse_annotations(g, g->nmoves, bs, be);
+			continue;
+		case ';':
+		case '%':
+			skip_line(p);
+			continue;
+		case '(':
+			if (!skip_variation(p)) {
+				if (resolving)
+					problem(g, PF_PGNP_VARIATION, "", 0);
+				return;
+			}
+			continue;
+		case '$':
+			p->pos++;
+			while (AVAIL(p) > 0 && *p->pos >= '0' && *p->pos <= '9')
+				p->pos++;
+			continue;
+		case '*':
+			p->pos++;
+			g->has_marker = 1;
+			return;
+		case '[':
+			return;
+		case 0xef:
+			if (AVAIL(p) >= 3 && (unsigned char)p->pos[1] == 0xbb &&
+			    (unsigned char)p->pos[2] == 0xbf) {
+				p->pos += 3;
+				continue;
+			}
+			break;
+		}
+		if (is_binary(c)) {
+			if (resolving)
+				problem(g, PF_PGNP_BINARY, "", 0);
+			if (g->nmoves == 0 && p->ntags == 0)
+				g->skip = 1;
+			skip_to_next_tag(p);
+			return;
+		}
+		s = p->pos;
+		n = 0;
+		while (s + n < p->end && !is_delim((unsigned char)s[n]))
+			n++;
+		p->pos = s + n;
+		if (c >= '0' && c <= '9') {
+			uint8_t res = parse_result(s, n);
+
+			if (res != PF_RESULT_UNKNOWN) {
+				g->result_marker = res;
+				g->has_marker = 1;
+				return;
+			}
+			if (c != '0' || n < 3 || s[1] != '-') {
+				/* a move number, maybe glued to the move */
+				size_t i = 0;
+
+				while (i < n && s[i] >= '0' && s[i] <= '9')
+					i++;
+				if (i == n)
+					continue;
+				s += i;
+				n -= i;
+			}
+		}
+		if (!resolving)
+			continue;
+		r = play(p, s, n);
+		if (r == -1) {
+			problem(g, PF_PGNP_ILLEGAL, s, n);
+			resolving = 0;
+		} else if (r == -2) {
+			problem(g, PF_PGNP_TOO_LONG, s, n);
+			resolving = 0;
+		} else if (AVAIL(p) >= 5 && memcmp(p->pos, " e.p.", 5) == 0)
+			p->pos += 5;
+		else if (AVAIL(p) >= 4 && memcmp(p->pos, "e.p.", 4) == 0)
+			p->pos += 4;
+	}
+	/* NOTREACHED */
+}
+
+/* ---- EPD -------------------------------------------------------------- */
+
+/* Does s[0..n) start with a FEN piece-placement field? */
+static int
+looks_like_fen(const char *s, size_t n)
+{
+	size_t i;
+	int slashes = 0;
+
+	for (i = 0; i < n && !is_space((unsigned char)s[i]); i++) {
+		if (s[i] == '/')
+			slashes++;
+		else if (!strchr("pnbrqkPNBRQK12345678", s[i]) || s[i] == '\0')
+			return 0;
+	}
+	return slashes == 7 && i < n;
+}
+
+/* One EPD line in [s, e) (no newline). */
+static void
+parse_epd(pf_pgn *p, const char *s, const char *e)
+{
+	pf_pgn_game *g = &p->g;
+	char fen[128], err[128];
+	const char *f[6];
+	size_t fl[6];
+	int nf = 0, i;
+	size_t o = 0;
+
+	while (e > s && is_space((unsigned char)e[-1]))
+		e--;
+	XXH64_update(&p->hs, s, (size_t)(e - s));
+	while (nf < 6) {
+		while (s < e && is_space((unsigned char)*s))
+			s++;
+		if (s >= e)
+			break;
+		f[nf] = s;
+		while (s < e && !is_space((unsigned char)*s) && *s != ';')
+			s++;
+		fl[nf] = (size_t)(s - f[nf]);
+		if (nf >= 4) {
+			/* clocks only when numeric; else opcodes start */
+			size_t k = 0;
+
+			while (k < fl[nf] && f[nf][k] >= '0' && f[nf][k] <= '9')
+				k++;
+			if (k == 0 || k != fl[nf]) {
+				s = f[nf];
+				break;
+			}
+		}
+		nf++;
+	}
+	if (nf < 4) {
+		problem(g, PF_PGNP_FEN, f[0], (size_t)(e - f[0]));
+		g->skip = 1;
+		return;
+	}
+	if (nf == 5) {	/* half-move clock alone: ignore it */
+		nf = 4;
+	}
+	for (i = 0; i < nf; i++) {
+		if (o + fl[i] + 2 > sizeof(fen)) {
+			problem(g, PF_PGNP_FEN, f[0], (size_t)(e - f[0]));
+			g->skip = 1;
+			return;
+		}
+		memcpy(fen + o, f[i], fl[i]);
+		o += fl[i];
+		fen[o++] = ' ';
+	}
+	fen[o - 1] = '\0';
+	if (pf_board_from_fen(&g->start, fen, err, sizeof(err)) < 0) {
+		problem(g, PF_PGNP_FEN, fen, strlen(fen));
+		snprintf(g->detail, sizeof(g->detail), "%s", err);
+		g->skip = 1;
+		return;
+	}
+	/* Opcodes: "ce N" (centipawns, side to move), "acd N" (depth),
+	   c9 "result"; every other opcode is ignored. */
+	while (s < e) {
+		const char *op, *arg;
+		size_t ol, al;
+
+		while (s < e && (is_space((unsigned char)*s) || *s == ';'))
+			s++;
+		if (s >= e)
+			break;
+		op = s;
+		while (s < e && !is_space((unsigned char)*s) && *s != ';')
+			s++;
+		ol = (size_t)(s - op);
+		while (s < e && is_space((unsigned char)*s))
+			s++;
+		arg = s;
+		if (s < e && *s == '"') {
+			arg = ++s;
+			while (s < e && *s != '"')
+				s++;
+			al = (size_t)(s - arg);
+			if (s < e)
+				s++;
+		} else {
+			while (s < e && *s != ';')
+				s++;
+			al = (size_t)(s - arg);
+		}
+		while (s < e && *s != ';')
+			s++;
+		if (ol == 2 && memcmp(op, "ce", 2) == 0) {
+			size_t k = 0;
+			int neg = al > 0 && arg[0] == '-';
+			long v;
+
+			k = neg || (al > 0 && arg[0] == '+');
+			if ((v = parse_uint(arg, al, &k)) >= 0 && v < 100000) {
+				/* EPD ce is the side to move's view; the game
+				   arrays keep White's view like a PGN */
+				if (neg)
+					v = -v;
+				if (g->start.stm == PF_BLACK)
+					v = -v;
+				g->eval_kind[0] = PF_PGN_EVAL_CP;
+				g->eval[0] = (int32_t)v;
+				g->has_eval = 1;
+			}
+		} else if (ol == 3 && memcmp(op, "acd", 3) == 0) {
+			size_t k = 0;
+			long v = parse_uint(arg, al, &k);
+
+			if (v >= 0 && v < 65536)
+				g->eval_depth[0] = (uint16_t)v;
+		} else if (ol == 2 && memcmp(op, "c9", 2) == 0) {
+			while (al > 0 && is_space((unsigned char)arg[al - 1]))
+				al--;
+			g->result_tag = parse_result(arg, al);
+		}
+	}
+	if (g->eval_kind[0] == PF_PGN_EVAL_NONE)
+		g->eval_depth[0] = 0;
+}
+
+/* ---- games ------------------------------------------------------------ */
+
+static void
+finish_id(pf_pgn *p)
+{
+	pf_pgn_game *g = &p->g;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	XXH64_update(&p->hs, g->moves, (size_t)g->nmoves * 2);
+#else
+	int i;
+
+	for (i = 0; i < g->nmoves; i++) {
+		uint8_t b[2];
+
+		pf_put16(b, g->moves[i]);
+		XXH64_update(&p->hs, b, 2);
+	}
+#endif
+	g->id = XXH64_digest(&p->hs);
+}
+
+static void
+setup_start(pf_pgn *p)
+{
+	pf_pgn_game *g = &p->g;
+	int vk = variant_kind(g->variant.s, g->variant.len);
+	char err[128];
+
+	if (vk < 0) {
+		problem(g, PF_PGNP_VARIANT, g->variant.s, g->variant.len);
+		g->skip = 1;
+	}
+	if (p->has_fen) {
+		if (pf_board_from_fen(&g->start, p->fen, err, sizeof(err)) < 0) {
+			if (!g->skip) {
+				problem(g, PF_PGNP_FEN, p->fen, strlen(p->fen));
+				snprintf(g->detail, sizeof(g->detail), "%s",
+				    err);
+			}
+			g->skip = 1;
+			pf_board_startpos(&g->start);
+		}
+	} else
+		pf_board_startpos(&g->start);
+	if (vk == 1)
+		g->start.chess960 = 1;
+	p->board = g->start;
+	record_position(p, 0);
+}
+
+int
+pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
+{
+	pf_pgn_game *g = &p->g;
+
+	if (p->cap == 0 && grow(p, 256) < 0) {
+		snprintf(p->err, sizeof(p->err), "out of memory");
+		return -1;
+	}
+	if (p->done)
+		return p->read_err ? -1 : 0;
+	for (;;) {
+		skip_blank(p);
+		if (AVAIL(p) == 0) {
+			p->done = 1;
+			return p->read_err ? -1 : 0;
+		}
+		if (p->format == PF_PGN_AUTO)
+			p->format = looks_like_fen(p->pos, AVAIL(p)) ?
+			    PF_PGN_EPD : PF_PGN_PGN;
+		if (p->format == PF_PGN_EPD) {
+			const char *nl;
+
+			ensure(p, TAG_WINDOW);
+			nl = memchr(p->pos, '\n', AVAIL(p));
+			if (nl == NULL)
+				nl = p->end;
+			p->line = p->newlines + 1;
+			if (*p->pos == '#') {	/* a comment line */
+				p->pos = nl;
+				continue;
+			}
+			game_reset(p);
+			parse_epd(p, p->pos, nl);
+			p->pos = nl;
+			p->board = g->start;
+			if (!g->skip)
+				record_position(p, 0);
+			break;
+		}
+		game_reset(p);
+		while (AVAIL(p) > 0 && *p->pos == '[') {
+			if (parse_tag(p) == 0)
+				break;
+			skip_blank(p);
+		}
+		setup_start(p);
+		if (!g->skip && p->accept != NULL && !p->accept(g, p->arg))
+			g->filtered = 1;
+		parse_movetext(p);
+		if (p->ntags == 0 && g->nmoves == 0 && !g->has_marker &&
+		    !g->problem) {
+			/* only comments or stray punctuation: no game */
+			p->ngames--;
+			continue;
+		}
+		if (g->problem && g->nmoves == 0 && p->ntags == 0)
+			g->skip = 1;
+		break;
+	}
+	g->final = p->board;
+	finish_id(p);
+	*gp = g;
+	return 1;
+}
+
+const char *
+pf_pgn_problem_name(int problem)
+{
+	switch (problem) {
+	case PF_PGNP_NONE: return "no problem";
+	case PF_PGNP_ILLEGAL: return "illegal move";
+	case PF_PGNP_COMMENT: return "unterminated comment";
+	case PF_PGNP_BINARY: return "binary data";
+	case PF_PGNP_EOF: return "input ends inside the game";
+	case PF_PGNP_TOO_LONG: return "game longer than 65535 plies";
+	case PF_PGNP_TAG: return "unterminated tag";
+	case PF_PGNP_BADTAG: return "malformed tag";
+	case PF_PGNP_VARIATION: return "unterminated variation";
+	case PF_PGNP_FEN: return "invalid FEN";
+	case PF_PGNP_VARIANT: return "unsupported variant";
+	}
+	return "unknown problem";
+}
+
+uint8_t
+pf_pgn_result(const pf_pgn_game *g, enum pf_status st)
+{
+	if (st == PF_CHECKMATE)
+		return g->final.stm == PF_WHITE ? PF_RESULT_BLACK :
+		    PF_RESULT_WHITE;
+	if (st == PF_STALEMATE)
+		return PF_RESULT_DRAW;
+	if (g->result_tag != PF_RESULT_UNKNOWN)
+		return g->result_tag;
+	return g->result_marker;
+}

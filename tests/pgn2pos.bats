@@ -1,0 +1,496 @@
+#!/usr/bin/env bats
+# pgn2pos: PGN oddities (expected FENs), a differential test against
+# pgn-extract -Wepd, every compression and archive, EPD, each filter, bad
+# input with its exact warnings, stable ids, and invalid calls.
+
+bats_require_minimum_version 1.5.0
+load helper
+
+PGN="$TESTDATA/pgn"
+L10K="$TESTDATA/lichess_db_10k.pgn"
+L100K="$TESTDATA/lichess_db_100k.pgn"
+PGN_EXTRACT=$(command -v pgn-extract || echo /usr/games/pgn-extract)
+
+# Run pgn2pos with its (binary) output in out.pos; sets $status and
+# $stderr.
+p2p() {
+	run --separate-stderr bash -c 'pgn2pos "$@" > out.pos' pgn2pos "$@"
+}
+
+# The core fields of every record, one line each.
+core() {
+	posdump --fields fen,ply,move,result,flags "$@"
+}
+
+# Compare pgn2pos on a testdata file with its .expected file.
+golden() {
+	p2p -q "$PGN/$1.pgn"
+	assert_success
+	diff -u "$PGN/$1.expected" <(core out.pos)
+}
+
+@test "golden: BOM, CRLF, comments, escape lines, NAGs, variations" {
+	golden format
+	# The main line is the Ruy Lopez: the last position after 5...Be7.
+	run core out.pos
+	assert_line --index 10 "r1bqk2r/1pppbppp/p1n2n2/4p3/B3P3/5N2/PPPP1PPP/RNBQ1RK1 w kq - 4 6 | ply=10 move=- result=1-0 flags=last"
+	[ "${#lines[@]}" -eq 11 ]
+}
+
+@test "golden: move numbers in every form" {
+	golden movenumbers
+}
+
+@test "golden: 0-0 castling and promotions with and without =" {
+	golden castling-promo
+	run core out.pos
+	assert_line --index 3 "Q4rk1/2P5/8/8/8/8/6p1/2KR3R b - - 0 2 | ply=3 move=g2h1q result=1-0 flags=-"
+	assert_line --index 7 "2N2k2/8/8/8/8/8/8/2KR3q b - - 0 4 | ply=7 move=h1d1 result=1-0 flags=-"
+}
+
+@test "golden: over-disambiguated SAN and UCI-style moves" {
+	golden disambig
+}
+
+@test "golden: games without moves, missing Event, result disagreements" {
+	golden empty-games
+	run core out.pos
+	# no moves: one record, the start position, last
+	assert_line --index 0 "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 | ply=0 move=- result=1/2-1/2 flags=last"
+	# marker says 1/2-1/2 but the board is mate: 0-1
+	assert_line --index 6 "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3 | ply=4 move=- result=0-1 flags=check,mate,last"
+	# tag 1-0 and marker 0-1: the tag wins
+	assert_line --index 12 "rnbqkbnr/ppp1pppp/8/3p4/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 0 2 | ply=2 move=- result=1-0 flags=last"
+}
+
+@test "golden: Chess960 castling; other variants are skipped and counted" {
+	p2p "$PGN/chess960.pgn"
+	assert_success
+	diff -u "$PGN/chess960.expected" <(core out.pos)
+	[ "$stderr" = "pgn2pos: 2 games read, 1 kept (0 truncated), 1 skipped (1 variant); 4 positions written" ]
+}
+
+@test "PGN %eval and %clk become eval and clock extensions" {
+	p2p -q "$PGN/annotations.pgn"
+	assert_success
+	diff -u "$PGN/annotations.expected" <(posdump --fields ply,eval,clock out.pos)
+	# [%eval #-3] after 2.Qh5, black to move: black mates in 3
+	run posdump --fields eval out.pos
+	assert_line --index 3 --partial "eval{src=pgn limit=none score=mate:3 "
+}
+
+@test "metadata extension, and --no-meta leaves it out" {
+	pgn2pos -q "$L10K" > out.pos
+	run posdump --fields meta out.pos
+	assert_line --index 0 'meta{white_elo=1028 black_elo=1132 tc=300+3 termination=normal event="Rated Blitz game" site="https://lichess.org/ENPo6ReH" white="alanbrito4" black="Meridyan" date="2025.05.01" termination_tag="Normal"}'
+	pgn2pos -q --no-meta "$L10K" > nometa.pos
+	run posdump --fields meta nometa.pos
+	refute_output --partial meta
+	[ "$(posdump -c nometa.pos)" = "262 nometa.pos" ]
+}
+
+@test "a huge single-line game" {
+	{
+		echo '[Event "long"]'
+		echo
+		for i in $(seq 1 2000); do
+			printf '%d. Nf3 Nf6 %d. Ng1 Ng8 ' $((2 * i - 1)) $((2 * i))
+		done
+		echo '1/2-1/2'
+	} > long.pgn
+	[ "$(wc -l < long.pgn)" -eq 3 ]
+	p2p long.pgn
+	assert_success
+	[ "$stderr" = "pgn2pos: 1 games read, 1 kept (0 truncated), 0 skipped; 8001 positions written" ]
+	run core out.pos
+	assert_line --index 8000 "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 255 4001 | ply=8000 move=- result=1/2-1/2 flags=last"
+}
+
+@test "a game longer than 65535 plies is cut at the last ply a record holds" {
+	{
+		echo '[Event "very long"]'
+		echo
+		awk 'BEGIN {for (i = 1; i <= 16400; i++) printf "%d. Nf3 Nf6 %d. Ng1 Ng8 ", 2 * i - 1, 2 * i; print "1/2-1/2"}'
+	} > vlong.pgn
+	p2p vlong.pgn
+	assert_success
+	[ "$stderr" = "pgn2pos: vlong.pgn: game 1 (ply 65535): game longer than 65535 plies; kept 65536 positions
+pgn2pos: 1 games read, 1 kept (1 truncated), 0 skipped; 65536 positions written" ]
+	run posdump --fields ply,move,flags out.pos
+	assert_line --index 65535 "ply=65535 move=- flags=last,truncated"
+}
+
+@test "differential: same positions as pgn-extract -Wepd on the Lichess samples" {
+	for f in "$L10K" "$L100K"; do
+		# pgn-extract writes an en passant square after every double
+		# push; pgn2pos only when a capture is legal.  Compare the
+		# first three fields, then check every ep pgn2pos writes is
+		# the one pgn-extract wrote.
+		"$PGN_EXTRACT" -Wepd -s "$f" 2>/dev/null | grep -v '^$' |
+			awk '{print $1, $2, $3, $4}' > pe.txt
+		pgn2pos -q "$f" | posdump --fields fen |
+			awk '{print $1, $2, $3, $4}' > pp.txt
+		[ "$(wc -l < pp.txt)" -gt 200 ]
+		diff <(cut -d' ' -f1-3 pe.txt) <(cut -d' ' -f1-3 pp.txt)
+		paste -d' ' pe.txt pp.txt | awk '$8 != "-" && $8 != $4 {bad++} $8 != "-" {ep++} END {print ep + 0, bad + 0}' > ep.txt
+		read -r ep bad < ep.txt
+		[ "$bad" -eq 0 ]
+	done
+}
+
+@test "empty input is an empty stream" {
+	p2p - < /dev/null
+	assert_success
+	[ "$(posdump -c out.pos)" = "0 out.pos" ]
+	[ "$stderr" = "pgn2pos: 0 games read, 0 kept (0 truncated), 0 skipped; 0 positions written" ]
+	: > empty.pgn
+	gzip -c empty.pgn > empty.gz
+	p2p -q empty.pgn empty.gz
+	assert_success
+	[ "$(posdump -c out.pos)" = "0 out.pos" ]
+}
+
+@test "concatenated input: operands, cat, and concatenated outputs agree" {
+	pgn2pos -q "$L10K" "$L100K" > both.pos
+	cat "$L10K" "$L100K" | pgn2pos -q > cat.pos
+	pgn2pos -q "$L10K" > a.pos
+	pgn2pos -q "$L100K" > b.pos
+	cat a.pos b.pos > ab.pos
+	[ "$(posdump -c both.pos)" = "3079 both.pos" ]
+	diff <(posdump both.pos) <(posdump cat.pos)
+	diff <(posdump both.pos) <(posdump ab.pos)
+}
+
+@test "every compression, detected from content" {
+	core <(pgn2pos -q "$L100K") > plain.txt
+	[ "$(wc -l < plain.txt)" -eq 2817 ]
+	gzip -c "$L100K" > g.gz
+	bzip2 -c "$L100K" > b.bz2
+	xz -c "$L100K" > x.xz
+	zstd -q -c "$L100K" > z.zst
+	cp g.gz misnamed.pgn
+	for f in g.gz b.bz2 x.xz z.zst misnamed.pgn; do
+		diff plain.txt <(core <(pgn2pos -q "$f")) || fail "$f differs"
+	done
+	# from stdin too
+	diff plain.txt <(core <(pgn2pos -q < x.xz))
+}
+
+@test "multi-frame zstd and multi-member gzip are read whole" {
+	head -n 100 "$L100K" > part1
+	tail -n +101 "$L100K" > part2
+	{ zstd -q -c part1; zstd -q -c part2; } > multi.zst
+	{ gzip -c part1; gzip -c part2; } > multi.gz
+	core <(pgn2pos -q "$L100K") > plain.txt
+	diff plain.txt <(core <(pgn2pos -q multi.zst))
+	diff plain.txt <(core <(pgn2pos -q multi.gz))
+}
+
+@test "archives: tar, tar.gz, tar.zst and zip members in order, named in warnings" {
+	mkdir d
+	cp "$L10K" d/a.pgn
+	cp "$PGN/bad-moves.pgn" d/b.pgn
+	tar cf t.tar -C d a.pgn b.pgn
+	tar czf t.tgz -C d a.pgn b.pgn
+	tar --zstd -cf t.tar.zst -C d a.pgn b.pgn
+	# zip(1), or bsdtar from libarchive-tools
+	if command -v zip >/dev/null; then
+		(cd d && zip -q ../t.zip a.pgn b.pgn)
+	else
+		bsdtar --format zip -cf t.zip -C d a.pgn b.pgn
+	fi
+	core <(cat d/a.pgn d/b.pgn | pgn2pos -q 2>/dev/null) > want.txt
+	[ "$(wc -l < want.txt)" -eq 283 ]
+	for f in t.tar t.tgz t.tar.zst t.zip; do
+		p2p "$f"
+		assert_success
+			diff want.txt <(core out.pos) || fail "$f differs"
+		[[ "$stderr" == *"pgn2pos: $f: b.pgn: game 2 (ply 2): illegal move \"Qxh9\"; kept 3 positions"* ]] ||
+			fail "$f: $stderr"
+	done
+	# a zip read from a pipe
+	diff want.txt <(core <(pgn2pos -q < t.zip 2>/dev/null))
+}
+
+@test "EPD input: auto-detected, --epd, opcodes mapped" {
+	p2p -q "$PGN/positions.epd"
+	assert_success
+	diff -u "$PGN/positions.expected" <(posdump --fields fen,ply,result,flags,eval out.pos)
+	pgn2pos -q --epd < "$PGN/positions.epd" > forced.pos
+	diff <(posdump out.pos) <(posdump forced.pos)
+	# --pgn reads the same text as (broken) PGN
+	p2p --pgn "$PGN/positions.epd"
+	run core out.pos
+	refute_output --partial 'ply=0'
+	# an invalid EPD line is reported by line number
+	printf '%s\n' '8/8/8/8/8/8/8/8 w - -' '4k3/8/8/8/8/8/8/4K3 w - -' > bad.epd
+	p2p bad.epd
+	assert_success
+	[ "${stderr%%$'\n'*}" = 'pgn2pos: bad.epd: line 1: invalid FEN "8/8/8/8/8/8/8/8 w - -": no white king; line skipped' ] || fail "$stderr"
+}
+
+@test "--skip-plies and --max-plies" {
+	pgn2pos -q --skip-plies 10 --max-plies 20 "$L10K" > out.pos
+	run posdump --fields ply out.pos
+	[ "${#lines[@]}" -eq 50 ]
+	refute_line 'ply=9'
+	refute_line 'ply=20'
+	assert_line 'ply=10'
+	assert_line 'ply=19'
+}
+
+@test "--min-elo, --max-elo and --time-control" {
+	p2p --min-elo 1500 "$L100K"
+	run posdump --fields meta out.pos
+	for l in "${lines[@]}"; do
+		w=${l#*white_elo=}; w=${w%% *}
+		b=${l#*black_elo=}; b=${b%% *}
+		[ "$w" -ge 1500 ] && [ "$b" -ge 1500 ] || fail "$l"
+	done
+	[ "${#lines[@]}" -gt 0 ]
+	pgn2pos -q --max-elo 1499 "$L100K" > low.pos
+	pgn2pos -q "$L100K" > all.pos
+	[ "$(posdump --fields game out.pos low.pos | sort -u | wc -l)" -lt "$(posdump --fields game all.pos | sort -u | wc -l)" ]
+	# time controls: 300+3 (blitz), 60+0 (bullet) ... count games per class
+	for c in bullet blitz rapid classical; do
+		pgn2pos -q --time-control "$c" "$L100K" > tc.pos
+		posdump --fields meta tc.pos | sed 's/.*tc=\([^ ]*\).*/\1/' | sort -u > tcs.txt
+		while read -r tc; do
+			base=${tc%+*} inc=${tc#*+}
+			est=$((base + 40 * inc))
+			case $c in
+			bullet) [ "$est" -ge 29 ] && [ "$est" -lt 179 ] ;;
+			blitz) [ "$est" -ge 179 ] && [ "$est" -lt 479 ] ;;
+			rapid) [ "$est" -ge 479 ] && [ "$est" -lt 1499 ] ;;
+			classical) [ "$est" -ge 1499 ] ;;
+			esac || fail "$c: $tc"
+		done < tcs.txt
+	done
+	pgn2pos -q --time-control blitz,bullet,rapid,classical,ultrabullet,correspondence "$L100K" > any.pos
+	diff <(posdump any.pos) <(posdump all.pos)
+	p2p --time-control blitz "$L100K"
+	[[ "$stderr" == *"skipped ("*"time control)"* ]]
+}
+
+@test "--sample and --per-game are reproducible with --seed" {
+	pgn2pos -q --sample 0.3 --seed 7 "$L100K" > s1.pos
+	pgn2pos -q --sample 0.3 --seed 7 "$L100K" > s2.pos
+	pgn2pos -q --sample 0.3 --seed 8 "$L100K" > s3.pos
+	cmp s1.pos s2.pos
+	! cmp -s s1.pos s3.pos
+	n=$(posdump -c s1.pos | cut -d' ' -f1)
+	[ "$n" -gt 600 ] && [ "$n" -lt 1100 ]	# 2817 x 0.3 = 845
+	pgn2pos -q --per-game 3 --seed 1 "$L100K" > p1.pos
+	pgn2pos -q --per-game 3 --seed 1 "$L100K" > p2.pos
+	cmp p1.pos p2.pos
+	[ "$(posdump -c p1.pos)" = "141 p1.pos" ]	# 47 games x 3
+	[ "$(posdump --fields game p1.pos | sort | uniq -c | awk '$1 != 3' | wc -l)" -eq 0 ]
+	# --per-game picks within the ply range
+	pgn2pos -q --per-game 2 --skip-plies 30 --max-plies 32 "$L100K" > p3.pos
+	run posdump --fields ply p3.pos
+	for l in "${lines[@]}"; do
+		[ "$l" = ply=30 ] || [ "$l" = ply=31 ] || fail "$l"
+	done
+}
+
+@test "--unique drops repeated positions and states its false-positive rate" {
+	p2p --unique "$L100K" "$L100K"
+	assert_success
+	n=$(posdump -c out.pos | cut -d' ' -f1)
+	all=$(pgn2pos -q "$L100K" | posdump --fields fen | cut -d' ' -f1-4 | sort -u | wc -l)
+	[ "$n" -eq "$all" ]
+	[[ "$stderr" == *"positions written, $((5634 - all)) duplicates dropped (false-positive rate "* ]] || fail "$stderr"
+	pgn2pos -q --unique-mem 1 "$L100K" > small.pos
+	[ "$(posdump -c small.pos)" = "$all small.pos" ]
+}
+
+@test "bad moves: exact warnings, earlier positions kept, run goes on" {
+	p2p "$PGN/bad-moves.pgn"
+	assert_success
+	[ "$stderr" = "pgn2pos: $PGN/bad-moves.pgn: game 2 (ply 2): illegal move \"Qxh9\"; kept 3 positions
+pgn2pos: $PGN/bad-moves.pgn: game 3 (ply 6): illegal move \"Ng5\"; kept 7 positions
+pgn2pos: 4 games read, 4 kept (2 truncated), 0 skipped; 21 positions written" ]
+	diff -u "$PGN/bad-moves.expected" <(core out.pos)
+}
+
+@test "bad text: unterminated comment, tag and variation, bad FEN, cut-off game" {
+	p2p "$PGN/bad-text.pgn"
+	assert_success
+	[ "$stderr" = "pgn2pos: $PGN/bad-text.pgn: game 1 (ply 1): unterminated comment; kept 2 positions
+pgn2pos: $PGN/bad-text.pgn: game 2: unterminated tag; game skipped
+pgn2pos: $PGN/bad-text.pgn: game 3: invalid FEN \"8/8/8/8/8/8/8/8 w - - 0 1\": no white king; game skipped
+pgn2pos: $PGN/bad-text.pgn: game 5 (ply 2): unterminated variation; kept 3 positions
+pgn2pos: $PGN/bad-text.pgn: game 6 (ply 3): input ends inside the game; kept 4 positions
+pgn2pos: 6 games read, 4 kept (3 truncated), 2 skipped (1 invalid FEN, 1 bad tag); 12 positions written" ]
+	diff -u "$PGN/bad-text.expected" <(core out.pos)
+}
+
+@test "comments outside games are not games" {
+	printf '{ a file comment }\n; a line comment\n%%escape\n\n[Event "a"]\n\n1. e4 *\n\n{ trailing comment }\n' > c.pgn
+	p2p c.pgn
+	assert_success
+	[ "$stderr" = "pgn2pos: 1 games read, 1 kept (0 truncated), 0 skipped; 2 positions written" ]
+	[ "$(posdump -c out.pos)" = "2 out.pos" ]
+}
+
+@test "binary garbage: reported, skipped to the next game" {
+	printf '[Event "x"]\n[Result "*"]\n\n1. e4 e5 2. Nf3 \000\001\002\377 junk\n\003\n[Event "y"]\n[Result "*"]\n\n1. d4 *\n' > bin.pgn
+	p2p bin.pgn
+	assert_success
+	[ "$stderr" = "pgn2pos: bin.pgn: game 1 (ply 3): binary data; kept 4 positions
+pgn2pos: 2 games read, 2 kept (1 truncated), 0 skipped; 6 positions written" ]
+	run core out.pos
+	assert_line --index 3 "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2 | ply=3 move=- result=* flags=last,truncated"
+	assert_line --index 5 "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1 | ply=1 move=- result=* flags=last"
+	# pure noise is no game
+	head -c 4096 /dev/zero | tr '\0' '\001' > noise
+	p2p noise
+	assert_success
+	[ "$(posdump -c out.pos)" = "0 out.pos" ]
+	[[ "$stderr" == *"1 games read, 0 kept (0 truncated), 1 skipped (1 bad text)"* ]]
+}
+
+@test "truncated compressed file: exit 1, the damage named, earlier games written" {
+	for i in 1 2 3 4 5 6 7 8 9 10; do cat "$L100K"; done > ten.pgn
+	gzip -c ten.pgn > ten.gz
+	head -c 150000 ten.gz > cut.gz
+	p2p cut.gz
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"pgn2pos: cut.gz: read error after game "*": truncated gzip input"* ]] || fail "$stderr"
+	n=$(posdump -c out.pos | cut -d' ' -f1)
+	[ "$n" -gt 10000 ]
+	# every record written is the same as from the whole file, but the
+	# last, which ends its game early
+	diff <(core out.pos | head -n $((n - 1))) <(core <(pgn2pos -q ten.pgn) | head -n $((n - 1)))
+	core out.pos | tail -n 1 | grep -q 'flags=.*last,truncated$'
+
+}
+
+@test "--strict and --strict-games" {
+	p2p --strict "$PGN/bad-moves.pgn"
+	[ "$status" -eq 1 ]
+	[ "$(posdump -c out.pos)" = "21 out.pos" ]
+	p2p --strict "$PGN/format.pgn"
+	assert_success
+	p2p --strict-games "$PGN/bad-moves.pgn"
+	assert_success
+	[ "$stderr" = "pgn2pos: $PGN/bad-moves.pgn: game 2 (ply 2): illegal move \"Qxh9\"; game dropped
+pgn2pos: $PGN/bad-moves.pgn: game 3 (ply 6): illegal move \"Ng5\"; game dropped
+pgn2pos: 4 games read, 2 kept (0 truncated), 2 skipped (2 strict); 11 positions written" ]
+	p2p --strict --strict-games "$PGN/chess960.pgn"
+	[ "$status" -eq 1 ]
+}
+
+@test "stable game ids: same input, any name or packaging, same ids" {
+	pgn2pos -q "$L100K" > a.pos
+	cp "$L100K" renamed.pgn
+	zstd -q -c "$L100K" > c.zst
+	pgn2pos -q c.zst > b.pos
+	cat "$L10K" renamed.pgn | pgn2pos -q > c.pos
+	posdump --fields game a.pos | uniq > ida.txt
+	[ "$(wc -l < ida.txt)" -eq 47 ]
+	[ "$(sort -u ida.txt | wc -l)" -eq 47 ]
+	diff ida.txt <(posdump --fields game b.pos | uniq)
+	diff ida.txt <(posdump --fields game c.pos | uniq | tail -n 47)
+	# the 10k sample is the first five games of the 100k one: same ids
+	diff <(head -n 5 ida.txt) <(pgn2pos -q "$L10K" | posdump --fields game | uniq)
+	# one changed tag value changes the id, nothing else does
+	sed '1s/Rated Blitz game/Rated Blitz game!/' "$L10K" | pgn2pos -q | posdump --fields game | uniq > changed.txt
+	[ "$(head -n 1 changed.txt)" != "$(head -n 1 ida.txt)" ]
+	diff <(sed -n 2,5p ida.txt) <(tail -n 4 changed.txt)
+}
+
+@test "memory stays bounded (--stats reports max RSS)" {
+	for i in $(seq 30); do cat "$L100K"; done > big.pgn
+	p2p --stats big.pgn
+	assert_success
+	rss=$(sed -n 's/.*max RSS \([0-9]*\) KiB.*/\1/p' <<< "$stderr")
+	[ -n "$rss" ] && [ "$rss" -lt 16384 ]
+}
+
+@test "records flow while the input waits (slow pipe)" {
+	mkfifo in.fifo
+	pgn2pos -q < in.fifo > out.pos &
+	pid=$!
+	exec 7> in.fifo
+	printf '[Event "a"]\n\n1. e4 e5 2. Nf3 *\n\n' >&7
+	# the game's four records arrive before the input ends (the loop
+	# only bounds the wait; no timing is measured)
+	for _ in $(seq 100); do
+		[ "$(stat -c %s out.pos)" -gt 200 ] && break
+		sleep 0.1
+	done
+	size=$(stat -c %s out.pos)
+	printf '[Event "b"]\n\n1. d4 *\n\n' >&7
+	for _ in $(seq 100); do
+		[ "$(stat -c %s out.pos)" -gt "$size" ] && break
+		sleep 0.1
+	done
+	size2=$(stat -c %s out.pos)
+	exec 7>&-
+	wait "$pid"
+	[ "$size" -gt 200 ] || fail "nothing written while the input was open ($size bytes)"
+	[ "$size2" -gt "$size" ] || fail "second game not written while the input was open"
+	[ "$(posdump -c out.pos)" = "6 out.pos" ]
+}
+
+@test "a closed output pipe ends the run quietly" {
+	for i in $(seq 20); do cat "$L100K"; done > big.pgn
+	run bash -c 'pgn2pos big.pgn 2>err | head -c 100 > /dev/null; echo "${PIPESTATUS[0]}"'
+	assert_output 0
+	[ ! -s err ]
+}
+
+@test "-o, -z and a .zst output name" {
+	pgn2pos -q -o out.pos "$L10K"
+	pgn2pos -q -o out.pos.zst "$L10K"
+	pgn2pos -q -z "$L10K" > z.pos
+	[ "$(head -c 4 out.pos.zst | od -An -tx1 | tr -d ' ')" = 28b52ffd ]
+	[ "$(head -c 4 z.pos | od -An -tx1 | tr -d ' ')" = 28b52ffd ]
+	diff <(posdump out.pos) <(posdump out.pos.zst)
+	diff <(posdump out.pos) <(posdump z.pos)
+}
+
+@test "a missing file is reported, the next one still read, exit 1" {
+	p2p nonexistent.pgn "$L10K"
+	[ "$status" -eq 1 ]
+	[ "${stderr%%$'\n'*}" = "pgn2pos: nonexistent.pgn: No such file or directory" ]
+	[ "$(posdump -c out.pos)" = "262 out.pos" ]
+}
+
+@test "invalid calls: exit 2, usage on stderr, nothing on stdout" {
+	while read -r args; do
+		p2p $args "$L10K"
+		[ "$status" -eq 2 ] || fail "pgn2pos $args: status $status"
+		[ ! -s out.pos ] || fail "pgn2pos $args: wrote to stdout"
+		[[ "$stderr" == *usage:* ]] || fail "pgn2pos $args: $stderr"
+	done <<-'EOF'
+	--bogus
+	--skip-plies
+	--skip-plies -1
+	--skip-plies abc
+	--max-plies 0
+	--skip-plies 10 --max-plies 10
+	--min-elo x
+	--max-elo 70000
+	--min-elo 2000 --max-elo 1000
+	--time-control hyperbullet
+	--time-control blitz,
+	--time-control ,
+	--sample 1.5
+	--sample -0.1
+	--sample nan
+	--per-game 0
+	--seed -1
+	--unique-mem 0
+	-x
+	EOF
+}
+
+@test "--help and --version" {
+	run pgn2pos --help
+	assert_success
+	assert_line --index 0 --partial "usage: pgn2pos [-fqz] [-o file]"
+	run pgn2pos --version
+	assert_output "pgn2pos (posflow) 0.1.0"
+}
