@@ -1,0 +1,1508 @@
+/*
+ * uci-eval - evaluate every position of a record stream with a pool of UCI
+ * engines and add the evaluation (and per-move score tables) to each
+ * record, in input order.
+ *
+ * Design (see uci-eval(1)):
+ *   - One thread, one poll(2) loop over all engines: no locks.  Each engine
+ *     is a small state machine (starting, ready, idle, new game, searching)
+ *     with a deadline.
+ *   - Records sit in a bounded reorder window (a ring of slots).  Input is
+ *     read only while the window has room; finished records leave from its
+ *     head, so output order is input order.
+ *   - A run is a stretch of consecutive records with one game id (not 0).
+ *     An idle engine takes the next position of its run, so its hash table
+ *     helps; else the first position of a run nobody works on, with
+ *     "ucinewgame" when the game id changes.  A run is never split between
+ *     engines, so every engine sees the same command sequence as with -j 1
+ *     and the evaluations do not depend on -j.
+ *   - Duplicates (same position, limit, setup) are searched once: a cache
+ *     hit is finished on arrival; a duplicate of a position still being
+ *     searched waits for it.
+ *   - A fault (crash, closed output, timeout, garbage, illegal bestmove)
+ *     kills the engine, restarts it, and puts the position back, up to
+ *     --retries times.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "posflow.h"
+#include "uci.h"
+#include "evalcache.h"
+
+#define NONE		UINT64_MAX
+#define START_TIMEOUT_MS 10000
+#define MULTIPV_ALL	(-1)
+
+struct opts {
+	int limit_kind;
+	uint64_t limit;
+	int multipv;		/* 0 not asked, MULTIPV_ALL, or K */
+	int keep_depths;
+	const char *engine;
+	const char **engine_opts;
+	int nengine_opts;
+	int jobs;
+	const char *output;
+	int zstd, force;
+	const char *cache_file;
+	size_t cache_mem;
+	int skip_done;
+	int timeout_ms;		/* 0: scaled to the limit */
+	int retries;
+	int drop_failed;
+	int no_newgame;
+	int progress;
+	int window;
+};
+
+enum { S_FREE, S_PENDING, S_RUNNING, S_FOLLOW, S_DONE };
+
+struct slot {
+	int state;
+	pf_record rec;
+	pf_extbuf in;		/* the record's own extensions */
+	pf_extbuf add;		/* what uci-eval appends */
+	pf_board board;
+	uint64_t key;
+	uint64_t leader;	/* S_FOLLOW: seq of the searched duplicate */
+	int followers;
+	int attempts;
+	int run_start;		/* do not continue a run into this slot */
+	int failed, evaluated;
+	int file;
+	uint64_t recno;
+};
+
+enum { E_DEAD, E_UCI, E_READY, E_IDLE, E_NEWGAME, E_SEARCH };
+
+struct engine {
+	int id;
+	pf_uci *u;
+	int state;
+	int64_t deadline;
+	uint64_t slot;		/* seq being searched, or NONE */
+	uint64_t last;		/* seq of the last position given, or NONE */
+	uint64_t game;
+	int has_game;
+	int multipv, chess960;
+	int start_failures;
+	unsigned gen;		/* bumped at every restart */
+	pf_uci_search *search;
+};
+
+/* Keys of positions being searched, for duplicates that arrive meanwhile. */
+struct inflight {
+	uint64_t *key, *seq;
+	size_t mask;
+};
+
+struct run {
+	struct opts *o;
+	const char **files;
+	int nfiles, cur;
+	pf_reader *r;
+	int in_fd;
+	int input_done;
+	uint64_t total_bytes, done_bytes;
+	pf_writer *w;
+	struct slot *win;
+	uint64_t head, tail, scan;	/* seqs: window is [head, tail) */
+	size_t npending;
+	uint64_t prev_game;	/* game id of the last record read */
+	int has_prev;
+	size_t cap;
+	struct engine *eng;
+	int neng;
+	pf_evalcache *cache;
+	int caching;
+	uint64_t setup;
+	struct inflight fl;
+	pf_extbuf scratch;
+	int status;
+	int fatal, broken;
+	int64_t t0, last_progress;
+	int progress_tty;
+	/* counters */
+	uint64_t nread, written, searched, hits, terminal, skipped, failed,
+	    invalid, dropped, restarts, notable;
+	char engine_name[256];
+};
+
+static volatile sig_atomic_t got_signal;
+
+static const char synopsis[] =
+    "usage: uci-eval [-fhkVz] [-d depth | -n nodes | -t movetime] "
+    "[-e engine]\n"
+    "                [-j jobs] [-m count | all] [-O name=value] "
+    "[-o file] [--cache file]\n"
+    "                [--cache-mem size] [--drop-failed] [--no-newgame]\n"
+    "                [--progress] [--retries n] [--skip-done] "
+    "[--timeout ms]\n"
+    "                [--window n] [file ...]\n";
+
+static void
+usage(void)
+{
+	fputs(synopsis, stderr);
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The first INT or TERM stops the run cleanly; a second one ends the
+   process at once (the engines die with it: see pf_uci_spawn). */
+static void
+on_signal(int sig)
+{
+	if (got_signal) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	got_signal = sig;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static int
+parse_size(const char *s, size_t *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || v < 0 || !isfinite(v))
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v *= 1024; end++; break;
+	case 'm': case 'M': v *= 1024 * 1024; end++; break;
+	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
+	case '\0': break;
+	default: return -1;
+	}
+	if (*end != '\0' || v > 1e15)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+static const char *
+find_engine(const char *given)
+{
+	static char buf[4096];
+	const char *env, *path, *p;
+
+	if (given)
+		return given;
+	if ((env = getenv("POSFLOW_ENGINE")) != NULL && *env)
+		return env;
+	if ((path = getenv("PATH")) != NULL) {
+		for (p = path; *p; ) {
+			const char *e = strchr(p, ':');
+			size_t n = e ? (size_t)(e - p) : strlen(p);
+
+			if (n > 0 && n < sizeof(buf) - 16) {
+				snprintf(buf, sizeof(buf), "%.*s/stockfish",
+				    (int)n, p);
+				if (access(buf, X_OK) == 0)
+					return buf;
+			}
+			p += n;
+			if (*p == ':')
+				p++;
+		}
+	}
+	return "/usr/games/stockfish";
+}
+
+enum { OPT_CACHE = 256, OPT_CACHE_MEM, OPT_DROP_FAILED, OPT_NO_NEWGAME,
+    OPT_PROGRESS,
+    OPT_RETRIES, OPT_SKIP_DONE, OPT_TIMEOUT, OPT_WINDOW };
+
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "depth", required_argument, NULL, 'd' },
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "movetime", required_argument, NULL, 't' },
+		{ "multipv", required_argument, NULL, 'm' },
+		{ "keep-depths", no_argument, NULL, 'k' },
+		{ "engine", required_argument, NULL, 'e' },
+		{ "option", required_argument, NULL, 'O' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "zstd", no_argument, NULL, 'z' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "cache", required_argument, NULL, OPT_CACHE },
+		{ "cache-mem", required_argument, NULL, OPT_CACHE_MEM },
+		{ "drop-failed", no_argument, NULL, OPT_DROP_FAILED },
+		{ "no-newgame", no_argument, NULL, OPT_NO_NEWGAME },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
+		{ "retries", required_argument, NULL, OPT_RETRIES },
+		{ "skip-done", no_argument, NULL, OPT_SKIP_DONE },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *errstr;
+	long ncpu;
+	int ch, nlimits = 0;
+
+	memset(o, 0, sizeof(*o));
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	o->jobs = ncpu > 0 ? (int)ncpu : 1;
+	o->cache_mem = 64u << 20;
+	o->retries = 2;
+	o->window = 4096;
+	while ((ch = getopt_long(argc, argv, "d:n:t:m:ke:O:j:o:zfhV", longopts,
+	    NULL)) != -1) {
+		errstr = NULL;
+		switch (ch) {
+		case 'd':
+			o->limit_kind = PF_LIMIT_DEPTH;
+			o->limit = (uint64_t)pf_strtonum(optarg, 1, 255, &errstr);
+			nlimits++;
+			break;
+		case 'n':
+			o->limit_kind = PF_LIMIT_NODES;
+			o->limit = (uint64_t)pf_strtonum(optarg, 1,
+			    (long long)1e15, &errstr);
+			nlimits++;
+			break;
+		case 't':
+			o->limit_kind = PF_LIMIT_MOVETIME;
+			o->limit = (uint64_t)pf_strtonum(optarg, 1,
+			    86400000LL, &errstr);
+			nlimits++;
+			break;
+		case 'm':
+			if (strcmp(optarg, "all") == 0)
+				o->multipv = MULTIPV_ALL;
+			else
+				o->multipv = (int)pf_strtonum(optarg, 1, 500,
+				    &errstr);
+			break;
+		case 'k':
+			o->keep_depths = 1;
+			break;
+		case 'e':
+			o->engine = optarg;
+			break;
+		case 'O': {
+			const char **n = realloc(o->engine_opts,
+			    (size_t)(o->nengine_opts + 1) * sizeof(*n));
+
+			if (n == NULL) {
+				pf_warn("malloc");
+				return 1;
+			}
+			o->engine_opts = n;
+			if (optarg[0] == '=' || optarg[0] == '\0' ||
+			    strchr(optarg, '\n')) {
+				pf_warnx("-O %s: expected name=value", optarg);
+				usage();
+				return 2;
+			}
+			n[o->nengine_opts++] = optarg;
+			break;
+		}
+		case 'j':
+			o->jobs = (int)pf_strtonum(optarg, 1, 256, &errstr);
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'z':
+			o->zstd = 1;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case OPT_CACHE:
+			o->cache_file = optarg;
+			break;
+		case OPT_CACHE_MEM:
+			if (parse_size(optarg, &o->cache_mem) == -1)
+				errstr = "invalid";
+			break;
+		case OPT_DROP_FAILED:
+			o->drop_failed = 1;
+			break;
+		case OPT_NO_NEWGAME:
+			o->no_newgame = 1;
+			break;
+		case OPT_PROGRESS:
+			o->progress = 1;
+			break;
+		case OPT_RETRIES:
+			o->retries = (int)pf_strtonum(optarg, 0, 100, &errstr);
+			break;
+		case OPT_SKIP_DONE:
+			o->skip_done = 1;
+			break;
+		case OPT_TIMEOUT:
+			o->timeout_ms = (int)pf_strtonum(optarg, 1,
+			    1000000000LL, &errstr);
+			break;
+		case OPT_WINDOW:
+			o->window = (int)pf_strtonum(optarg, 1, 1 << 22,
+			    &errstr);
+			break;
+		case 'h':
+			fputs(synopsis + strlen("usage: "), stdout);
+			return 0;
+		case 'V':
+			pf_print_version();
+			return 0;
+		default:
+			usage();
+			return 2;
+		}
+		if (errstr != NULL) {
+			pf_warnx("-%c %s: %s", ch < 256 ? ch : '-', optarg,
+			    errstr);
+			usage();
+			return 2;
+		}
+	}
+	if (nlimits != 1) {
+		pf_warnx(nlimits ? "give only one of --depth, --nodes, "
+		    "--movetime" : "a limit is needed: --depth, --nodes or "
+		    "--movetime");
+		usage();
+		return 2;
+	}
+	if (o->keep_depths && o->multipv == 0) {
+		pf_warnx("--keep-depths needs --multipv");
+		usage();
+		return 2;
+	}
+	o->engine = find_engine(o->engine);
+	return -1;
+}
+
+/* ---- the in-flight map ---------------------------------------------------- */
+
+static int
+fl_init(struct inflight *f, size_t window)
+{
+	size_t n = 16;
+
+	while (n < window * 2)
+		n *= 2;
+	f->mask = n - 1;
+	f->key = calloc(n, sizeof(*f->key));
+	f->seq = calloc(n, sizeof(*f->seq));
+	return f->key && f->seq ? 0 : -1;
+}
+
+static uint64_t
+fl_get(const struct inflight *f, uint64_t key)
+{
+	size_t i = (size_t)key & f->mask;
+
+	while (f->key[i] != 0) {
+		if (f->key[i] == key)
+			return f->seq[i];
+		i = (i + 1) & f->mask;
+	}
+	return NONE;
+}
+
+static void
+fl_put(struct inflight *f, uint64_t key, uint64_t seq)
+{
+	size_t i = (size_t)key & f->mask;
+
+	while (f->key[i] != 0 && f->key[i] != key)
+		i = (i + 1) & f->mask;
+	f->key[i] = key;
+	f->seq[i] = seq;
+}
+
+static void
+fl_del(struct inflight *f, uint64_t key)
+{
+	size_t i = (size_t)key & f->mask, j;
+
+	while (f->key[i] != key) {
+		if (f->key[i] == 0)
+			return;
+		i = (i + 1) & f->mask;
+	}
+	j = i;
+	for (;;) {
+		j = (j + 1) & f->mask;
+		if (f->key[j] == 0)
+			break;
+		size_t home = (size_t)f->key[j] & f->mask;
+		if ((i <= j) ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		f->key[i] = f->key[j];
+		f->seq[i] = f->seq[j];
+		i = j;
+	}
+	f->key[i] = 0;
+}
+
+/* ---- evaluations ---------------------------------------------------------- */
+
+static uint16_t
+multipv_code(const struct opts *o)
+{
+	return o->multipv == MULTIPV_ALL ? 0 :
+	    (uint16_t)(o->multipv ? o->multipv : 1);
+}
+
+static int
+already_done(const struct run *R, const pf_record *rec)
+{
+	pf_eval e;
+	pf_ext x;
+
+	for (int i = 0; pf_ext_find(rec, PF_EXT_EVAL, i, &x) == 1; i++) {
+		if (pf_eval_decode(&x, &e) == -1)
+			continue;
+		if ((e.source == PF_SRC_ENGINE || e.source == PF_SRC_TERMINAL) &&
+		    e.limit_kind == R->o->limit_kind &&
+		    e.limit == R->o->limit && e.multipv == multipv_code(R->o))
+			return 1;
+	}
+	return 0;
+}
+
+static void
+eval_base(const struct run *R, pf_eval *e, uint8_t source)
+{
+	memset(e, 0, sizeof(*e));
+	e->source = source;
+	e->limit_kind = (uint8_t)R->o->limit_kind;
+	e->limit = R->o->limit;
+	e->multipv = multipv_code(R->o);
+}
+
+/* Mate or stalemate: scored here, never sent. */
+static int
+terminal_eval(struct run *R, struct slot *s, enum pf_status st)
+{
+	pf_movescores *t;
+	pf_eval e;
+	int r;
+
+	eval_base(R, &e, PF_SRC_TERMINAL);
+	e.flags = PF_EVF_WDL;
+	if (st == PF_CHECKMATE) {
+		e.score_kind = PF_SCORE_MATE;
+		e.wdl[2] = 1000;
+	} else {
+		e.score_kind = PF_SCORE_CP;
+		e.wdl[1] = 1000;
+	}
+	if (pf_eval_encode(&e, &s->add) == -1)
+		return -1;
+	if (R->o->multipv == 0)
+		return 0;
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return -1;
+	t->limit_kind = (uint8_t)R->o->limit_kind;
+	t->limit = R->o->limit;
+	t->flags = PF_MSF_COMPLETE;
+	r = pf_movescores_encode(t, &s->add);
+	free(t);
+	return r;
+}
+
+static int
+engine_eval(struct run *R, struct engine *E, pf_extbuf *out)
+{
+	pf_uci_search *S = E->search;
+	const char *name = pf_uci_name(E->u);
+	pf_eval e;
+
+	eval_base(R, &e, PF_SRC_ENGINE);
+	pf_uci_search_eval(S, &e);
+	e.engine_len = (uint8_t)(strlen(name) > 255 ? 255 : strlen(name));
+	memcpy(e.engine, name, e.engine_len);
+	if (pf_eval_encode(&e, out) == -1)
+		return -1;
+	if (R->o->multipv == 0)
+		return 0;
+	if (!S->have_table) {
+		R->notable++;
+		return 0;
+	}
+	S->table.limit_kind = (uint8_t)R->o->limit_kind;
+	S->table.limit = R->o->limit;
+	if (pf_movescores_encode(&S->table, out) == -1)
+		return -1;
+	for (int i = 0; i + 1 < S->nhist; i++) {
+		S->hist[i].limit_kind = (uint8_t)R->o->limit_kind;
+		S->hist[i].limit = R->o->limit;
+		S->hist[i].flags |= PF_MSF_INTERMEDIATE;
+		if (pf_movescores_encode(&S->hist[i], out) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- the window ----------------------------------------------------------- */
+
+static struct slot *
+at(struct run *R, uint64_t seq)
+{
+	return &R->win[seq % R->cap];
+}
+
+static const char *
+file_name(const struct run *R, int file)
+{
+	return pf_input_name(R->nfiles ? R->files[file] : "-");
+}
+
+static void
+finish(struct run *R, uint64_t seq, int failed)
+{
+	struct slot *s = at(R, seq);
+
+	s->state = S_DONE;
+	s->failed = failed;
+	s->evaluated = !failed;
+	if (s->followers == 0)
+		return;
+	for (uint64_t q = seq + 1; q < R->tail && s->followers > 0; q++) {
+		struct slot *f = at(R, q);
+
+		if (f->state != S_FOLLOW || f->leader != seq)
+			continue;
+		s->followers--;
+		f->state = S_DONE;
+		f->failed = failed;
+		f->evaluated = !failed;
+		if (failed) {
+			R->failed++;
+			pf_warnx("%s: record %llu: not evaluated (duplicate of "
+			    "a failed position)", file_name(R, f->file),
+			    (unsigned long long)f->recno);
+		} else if (pf_extbuf_append_raw(&f->add, s->add.data,
+		    s->add.len) == -1) {
+			pf_warnx("out of memory");
+			R->fatal = 1;
+		} else {
+			R->hits++;
+		}
+	}
+}
+
+/* Take a record into the window and settle it at once when no engine is
+   needed. */
+static void
+admit(struct run *R, const pf_record *rec)
+{
+	uint64_t seq = R->tail++, lead;
+	struct slot *s = at(R, seq);
+	char err[128];
+	enum pf_status st;
+	int r;
+
+	memset(&s->rec, 0, sizeof(s->rec));
+	pf_extbuf_reset(&s->in);
+	pf_extbuf_reset(&s->add);
+	s->rec = *rec;
+	s->followers = s->attempts = s->failed = s->evaluated = 0;
+	s->file = R->cur;
+	s->recno = pf_reader_records(R->r);
+	s->leader = NONE;
+	R->nread++;
+	if (pf_extbuf_append_raw(&s->in, rec->ext, rec->ext_len) == -1) {
+		pf_warnx("out of memory");
+		R->fatal = 1;
+	}
+	s->rec.ext = NULL;
+	s->rec.ext_len = 0;
+	s->run_start = !R->has_prev || rec->game_id == 0 ||
+	    rec->game_id != R->prev_game;
+	R->prev_game = rec->game_id;
+	R->has_prev = 1;
+	if (R->o->skip_done && already_done(R, rec)) {
+		s->state = S_DONE;
+		R->skipped++;
+		return;
+	}
+	if (pf_board_unpack(&s->board, rec->pos,
+	    (rec->flags & PF_RF_CHESS960) != 0, err, sizeof(err)) == -1) {
+		pf_warnx("%s: record %llu: invalid position, not evaluated: %s",
+		    file_name(R, s->file), (unsigned long long)s->recno, err);
+		s->state = S_DONE;
+		s->failed = 1;
+		R->invalid++;
+		R->status = PF_EXIT_DATA;
+		return;
+	}
+	if ((st = pf_board_status(&s->board)) != PF_ONGOING) {
+		if (terminal_eval(R, s, st) == -1) {
+			pf_warnx("out of memory");
+			R->fatal = 1;
+		}
+		s->state = S_DONE;
+		s->evaluated = 1;
+		R->terminal++;
+		return;
+	}
+	s->key = pf_evalcache_key(pf_board_hash(&s->board),
+	    (uint8_t)R->o->limit_kind, R->o->limit, multipv_code(R->o),
+	    (uint8_t)R->o->keep_depths, R->setup);
+	if (R->caching) {
+		r = pf_evalcache_get(R->cache, s->key, &s->add);
+		if (r == 1) {
+			s->state = S_DONE;
+			s->evaluated = 1;
+			R->hits++;
+			return;
+		}
+		if (r == -1)
+			pf_warnx("%s", pf_evalcache_error(R->cache));
+		pf_extbuf_reset(&s->add);
+		if ((lead = fl_get(&R->fl, s->key)) != NONE) {
+			s->state = S_FOLLOW;
+			s->leader = lead;
+			at(R, lead)->followers++;
+			return;
+		}
+		fl_put(&R->fl, s->key, seq);
+	}
+	s->state = S_PENDING;
+	R->npending++;
+	if (seq < R->scan)
+		R->scan = seq;
+}
+
+static int
+open_next_input(struct run *R)
+{
+	const char *path;
+
+	while (R->cur < (R->nfiles ? R->nfiles : 1)) {
+		path = R->nfiles ? R->files[R->cur] : "-";
+		if (strcmp(path, "-") == 0)
+			R->in_fd = 0;
+		else if ((R->in_fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+			pf_warn("%s", path);
+			R->status = PF_EXIT_DATA;
+			R->cur++;
+			continue;
+		}
+		if ((R->r = pf_reader_open_fd(R->in_fd, pf_input_name(path)))
+		    == NULL) {
+			pf_warn("%s", pf_input_name(path));
+			if (R->in_fd != 0)
+				close(R->in_fd);
+			R->status = PF_EXIT_DATA;
+			R->cur++;
+			continue;
+		}
+		pf_reader_set_flush(R->r, R->w);
+		return 1;
+	}
+	R->input_done = 1;
+	return 0;
+}
+
+static void
+close_input(struct run *R)
+{
+	struct stat st;
+
+	if (R->r == NULL)
+		return;
+	if (fstat(R->in_fd, &st) == 0 && S_ISREG(st.st_mode))
+		R->done_bytes += (uint64_t)st.st_size;
+	pf_reader_free(R->r);
+	R->r = NULL;
+	if (R->in_fd != 0)
+		close(R->in_fd);
+	R->in_fd = -1;
+	R->cur++;
+}
+
+/*
+ * Read while the window has room.  Reading can block on a pipe, so once
+ * enough positions wait for an engine, read only what is already there.
+ */
+static void
+read_more(struct run *R)
+{
+	size_t want = (size_t)R->neng * 8 + 16;
+	pf_record rec;
+	int n = 0, r;
+
+	while (!R->input_done && !R->fatal && !got_signal &&
+	    R->tail - R->head < R->cap && n < 1024) {
+		if (R->r == NULL && !open_next_input(R))
+			break;
+		if (R->npending >= want) {
+			struct pollfd pfd = { .fd = R->in_fd, .events = POLLIN };
+			if (poll(&pfd, 1, 0) != 1)
+				break;
+		}
+		r = pf_reader_next(R->r, &rec);
+		if (r == 1) {
+			admit(R, &rec);
+			n++;
+		} else if (r == 0) {
+			close_input(R);
+		} else {
+			pf_warnx("%s", pf_reader_error(R->r));
+			R->status = PF_EXIT_DATA;
+		}
+	}
+}
+
+/* Write the finished records at the head of the window. */
+static void
+write_done(struct run *R)
+{
+	pf_record out;
+
+	while (R->head < R->tail && !R->broken) {
+		struct slot *s = at(R, R->head);
+
+		if (s->state != S_DONE)
+			break;
+		if (s->failed && R->o->drop_failed) {
+			R->dropped++;
+		} else {
+			out = s->rec;
+			if (s->failed)
+				out.flags |= PF_RF_EVAL_FAILED;
+			else if (s->evaluated)
+				out.flags &= (uint16_t)~PF_RF_EVAL_FAILED;
+			pf_extbuf_reset(&R->scratch);
+			if (pf_extbuf_append_raw(&R->scratch, s->in.data,
+			    s->in.len) == -1 ||
+			    pf_extbuf_append_raw(&R->scratch, s->add.data,
+			    s->add.len) == -1) {
+				pf_warnx("out of memory");
+				R->fatal = 1;
+				return;
+			}
+			out.ext = R->scratch.data;
+			out.ext_len = (uint32_t)R->scratch.len;
+			if (pf_writer_put(R->w, &out) == -1) {
+				if (!pf_writer_broken_pipe(R->w))
+					pf_warnx("%s", pf_writer_error(R->w));
+				R->broken = 1;
+				return;
+			}
+			R->written++;
+		}
+		s->state = S_FREE;
+		R->head++;
+		if (R->scan < R->head)
+			R->scan = R->head;
+	}
+}
+
+/* ---- scheduling ------------------------------------------------------------ */
+
+/* The next pending position of the run engine E is on, or NONE.  Slots
+   before the head have been written; the run goes on past them. */
+static uint64_t
+continuation(struct run *R, const struct engine *E)
+{
+	uint64_t q;
+
+	if (E->last == NONE)
+		return NONE;
+	for (q = E->last + 1 > R->head ? E->last + 1 : R->head; q < R->tail &&
+	    !at(R, q)->run_start; q++) {
+		int st = at(R, q)->state;
+
+		if (st == S_PENDING)
+			return q;
+		if (st == S_RUNNING)
+			return NONE;
+	}
+	return NONE;
+}
+
+static uint64_t
+pick(struct run *R, struct engine *E)
+{
+	uint64_t q, cont[256], c;
+	int i, n = 0;
+
+	if ((c = continuation(R, E)) != NONE)
+		return c;
+	for (i = 0; i < R->neng; i++)
+		if (&R->eng[i] != E && (c = continuation(R, &R->eng[i])) !=
+		    NONE)
+			cont[n++] = c;
+	while (R->scan < R->tail && at(R, R->scan)->state != S_PENDING)
+		R->scan++;
+	for (q = R->scan; q < R->tail; q++) {
+		if (at(R, q)->state != S_PENDING)
+			continue;
+		for (i = 0; i < n && cont[i] != q; i++)
+			;
+		if (i < n)
+			continue;
+		if (q > R->head && !at(R, q)->run_start &&
+		    at(R, q - 1)->state == S_PENDING)
+			continue;
+		return q;
+	}
+	return NONE;
+}
+
+static int64_t
+search_timeout(const struct run *R, int lines)
+{
+	double ms;
+
+	if (R->o->timeout_ms)
+		return R->o->timeout_ms;
+	switch (R->o->limit_kind) {
+	case PF_LIMIT_DEPTH:
+		ms = 1000.0 * pow(1.5, (double)R->o->limit);
+		break;
+	case PF_LIMIT_NODES:
+		ms = (double)R->o->limit / 10.0;
+		break;
+	default:
+		ms = 2.0 * (double)R->o->limit;
+		break;
+	}
+	ms = 30000.0 + ms * (lines > 1 ? lines : 1);
+	return ms > 86400000.0 ? 86400000 : (int64_t)ms;
+}
+
+static void fault(struct run *, struct engine *, const char *);
+
+static void
+send_search(struct run *R, struct engine *E)
+{
+	struct slot *s = at(R, E->slot);
+	char cmd[1024], pos[PF_FEN_MAX + 16];
+	size_t n = 0;
+	int want;
+
+	want = R->o->multipv == MULTIPV_ALL ? PF_MAX_MOVES :
+	    (R->o->multipv ? R->o->multipv : 1);
+	pf_uci_search_begin(E->search, &s->board, want, R->o->keep_depths);
+	want = E->search->want;
+	cmd[0] = '\0';
+	if (want != E->multipv) {
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
+		    "setoption name MultiPV value %d\n", want);
+		E->multipv = want;
+	}
+	if (s->board.chess960 != E->chess960) {
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
+		    "setoption name UCI_Chess960 value %s\n",
+		    s->board.chess960 ? "true" : "false");
+		E->chess960 = s->board.chess960;
+	}
+	snprintf(cmd + n, sizeof(cmd) - n, "%s\ngo %s %llu",
+	    pf_uci_position(&s->board, pos),
+	    R->o->limit_kind == PF_LIMIT_DEPTH ? "depth" :
+	    R->o->limit_kind == PF_LIMIT_NODES ? "nodes" : "movetime",
+	    (unsigned long long)R->o->limit);
+	E->state = E_SEARCH;
+	E->deadline = now_ms() + search_timeout(R, want);
+	if (pf_uci_send(E->u, cmd) == -1)
+		fault(R, E, pf_uci_error(E->u));
+}
+
+/*
+ * "ucinewgame" when the engine moves to another game.  Records without a
+ * game (id 0) and one-position games (ply 0 and the last of their game,
+ * as pgn2pos --epd makes them) are unrelated positions: clearing the hash
+ * for each would cost more than their search at low depth.
+ */
+static int
+new_game(const struct run *R, const struct engine *E, const pf_record *rec)
+{
+	if (R->o->no_newgame || rec->game_id == 0 ||
+	    (rec->ply == 0 && (rec->flags & PF_RF_LAST)))
+		return 0;
+	return !E->has_game || E->game != rec->game_id;
+}
+
+static void
+dispatch(struct run *R)
+{
+	for (int i = 0; i < R->neng; i++) {
+		struct engine *E = &R->eng[i];
+		uint64_t q;
+
+		if (E->state != E_IDLE || got_signal)
+			continue;
+		if ((q = pick(R, E)) == NONE)
+			continue;
+		struct slot *s = at(R, q);
+		s->state = S_RUNNING;
+		R->npending--;
+		E->slot = q;
+		E->last = q;
+		if (new_game(R, E, &s->rec)) {
+			E->game = s->rec.game_id;
+			E->has_game = 1;
+			E->state = E_NEWGAME;
+			E->deadline = now_ms() + search_timeout(R, 1);
+			if (pf_uci_send(E->u, "ucinewgame\nisready") == -1)
+				fault(R, E, pf_uci_error(E->u));
+		} else {
+			send_search(R, E);
+		}
+	}
+}
+
+/* ---- engines -------------------------------------------------------------- */
+
+static int
+live_engines(const struct run *R)
+{
+	int n = 0;
+
+	for (int i = 0; i < R->neng; i++)
+		n += R->eng[i].state != E_DEAD;
+	return n;
+}
+
+static void
+start_engine(struct run *R, struct engine *E)
+{
+	char err[256];
+
+	E->slot = E->last = NONE;
+	E->has_game = 0;
+	E->multipv = 1;
+	E->chess960 = 0;
+	if ((E->u = pf_uci_spawn(R->o->engine, err, sizeof(err))) == NULL) {
+		pf_warnx("engine %d: %s", E->id, err);
+		E->state = E_DEAD;
+		return;
+	}
+	E->state = E_UCI;
+	E->deadline = now_ms() + (R->o->timeout_ms > START_TIMEOUT_MS ?
+	    R->o->timeout_ms : START_TIMEOUT_MS);
+	if (pf_uci_send(E->u, "uci") == -1)
+		fault(R, E, pf_uci_error(E->u));
+}
+
+/* Kill the engine, put its position back (or fail it), start anew. */
+static void
+fault(struct run *R, struct engine *E, const char *why)
+{
+	char how[64] = "", where[512] = "";
+	int starting = E->state == E_UCI || E->state == E_READY;
+
+	if (E->u) {
+		pf_uci_kill(E->u);
+		pf_uci_exit_text(E->u, how, sizeof(how));
+	}
+	if (E->slot != NONE) {
+		struct slot *s = at(R, E->slot);
+		snprintf(where, sizeof(where), " on %s: record %llu",
+		    file_name(R, s->file), (unsigned long long)s->recno);
+	}
+	pf_warnx("engine %d (pid %ld): %s%s%s%s%s", E->id,
+	    E->u ? (long)pf_uci_pid(E->u) : -1L, why, *how ? " (" : "", how,
+	    *how ? ")" : "", where);
+	pf_uci_free(E->u);
+	E->u = NULL;
+	E->gen++;
+	R->restarts++;
+	if (E->slot != NONE) {
+		struct slot *s = at(R, E->slot);
+
+		if (++s->attempts > R->o->retries) {
+			pf_warnx("%s: record %llu: evaluation failed after %d "
+			    "attempts: %s", file_name(R, s->file),
+			    (unsigned long long)s->recno, s->attempts, why);
+			R->failed++;
+			R->status = PF_EXIT_DATA;
+			if (R->caching)
+				fl_del(&R->fl, s->key);
+			finish(R, E->slot, 1);
+		} else {
+			s->state = S_PENDING;
+			R->npending++;
+			s->run_start = 1;
+			if (E->slot < R->scan)
+				R->scan = E->slot;
+		}
+		E->slot = NONE;
+	}
+	if (starting && ++E->start_failures > R->o->retries + 1) {
+		pf_warnx("engine %d: failed to start %d times, giving up",
+		    E->id, E->start_failures);
+		E->state = E_DEAD;
+		return;
+	}
+	if (got_signal) {
+		E->state = E_DEAD;
+		return;
+	}
+	start_engine(R, E);
+}
+
+static void
+ready(struct run *R, struct engine *E)
+{
+	char cmd[2048];
+	size_t n = 0;
+
+	if (pf_uci_has_option(E->u, "UCI_ShowWDL"))
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
+		    "setoption name UCI_ShowWDL value true\n");
+	for (int i = 0; i < R->o->nengine_opts; i++) {
+		const char *o = R->o->engine_opts[i], *eq = strchr(o, '=');
+		char name[512];
+
+		snprintf(name, sizeof(name), "%.*s",
+		    eq ? (int)(eq - o) : (int)strlen(o), o);
+		if (!pf_uci_has_option(E->u, name)) {
+			pf_warnx("-O %s: the engine has no option \"%s\"", o,
+			    name);
+			R->fatal = 1;
+			return;
+		}
+		if (eq)
+			n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
+			    "setoption name %s value %s\n", name, eq + 1);
+		else
+			n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
+			    "setoption name %s\n", name);
+		if (n >= sizeof(cmd) - 16) {
+			pf_warnx("too many -O options");
+			R->fatal = 1;
+			return;
+		}
+	}
+	snprintf(cmd + n, sizeof(cmd) - n, "isready");
+	snprintf(R->engine_name, sizeof(R->engine_name), "%s",
+	    pf_uci_name(E->u));
+	E->state = E_READY;
+	if (pf_uci_send(E->u, cmd) == -1)
+		fault(R, E, pf_uci_error(E->u));
+}
+
+static void
+search_done(struct run *R, struct engine *E)
+{
+	struct slot *s = at(R, E->slot);
+	uint64_t seq = E->slot;
+
+	if (engine_eval(R, E, &s->add) == -1) {
+		pf_warnx("out of memory");
+		R->fatal = 1;
+		return;
+	}
+	R->searched++;
+	E->start_failures = 0;
+	if (R->caching) {
+		fl_del(&R->fl, s->key);
+		if (pf_evalcache_put(R->cache, s->key, s->add.data,
+		    s->add.len) == -1)
+			pf_warnx("%s", pf_evalcache_error(R->cache));
+	}
+	E->slot = NONE;
+	E->state = E_IDLE;
+	finish(R, seq, 0);
+}
+
+static void
+engine_line(struct run *R, struct engine *E, const char *line)
+{
+	int r;
+
+	switch (E->state) {
+	case E_UCI:
+		if (pf_uci_handshake_line(E->u, line))
+			ready(R, E);
+		break;
+	case E_READY:
+		if (strcmp(line, "readyok") == 0)
+			E->state = E_IDLE;
+		break;
+	case E_NEWGAME:
+		if (strcmp(line, "readyok") == 0)
+			send_search(R, E);
+		break;
+	case E_SEARCH:
+		r = pf_uci_search_line(E->search, line);
+		if (r == 1)
+			search_done(R, E);
+		else if (r == -1)
+			fault(R, E, E->search->err);
+		break;
+	default:
+		break;	/* idle: stray output is ignored */
+	}
+}
+
+static void
+engine_input(struct run *R, struct engine *E)
+{
+	char *line;
+	unsigned gen = E->gen;
+	int r, eof;
+
+	eof = pf_uci_fill(E->u) == -1;
+	while (E->u && E->state != E_DEAD &&
+	    (r = pf_uci_getline(E->u, &line)) != 0) {
+		if (r == -1) {
+			fault(R, E, pf_uci_error(E->u));
+			return;
+		}
+		unsigned gen = E->gen;
+		engine_line(R, E, line);
+		if (E->gen != gen || R->fatal)
+			return;	/* restarted: the old lines are gone */
+	}
+	if (eof && E->u && E->gen == gen)
+		fault(R, E, E->state == E_SEARCH ? "engine died or closed its "
+		    "output during a search" : "engine died or closed its "
+		    "output");
+}
+
+static const char *
+state_wait(int state)
+{
+	switch (state) {
+	case E_UCI: return "uciok";
+	case E_READY: case E_NEWGAME: return "readyok";
+	default: return "bestmove";
+	}
+}
+
+static void
+check_deadlines(struct run *R)
+{
+	int64_t now = now_ms();
+	char why[128];
+
+	for (int i = 0; i < R->neng; i++) {
+		struct engine *E = &R->eng[i];
+
+		if (E->state == E_DEAD || E->state == E_IDLE ||
+		    now < E->deadline)
+			continue;
+		snprintf(why, sizeof(why), "no %s in time (hung)",
+		    state_wait(E->state));
+		fault(R, E, why);
+	}
+}
+
+/* ---- progress --------------------------------------------------------------- */
+
+static void
+progress(struct run *R, int final)
+{
+	int64_t now = now_ms();
+	double secs = (double)(now - R->t0) / 1000.0, rate;
+	uint64_t done = R->written + R->dropped;
+	int busy = 0;
+	char eta[64] = "";
+
+	if (!final && (!R->o->progress || now - R->last_progress < 1000))
+		return;
+	R->last_progress = now;
+	for (int i = 0; i < R->neng; i++)
+		busy += R->eng[i].state == E_SEARCH ||
+		    R->eng[i].state == E_NEWGAME;
+	rate = secs > 0 ? (double)R->searched / secs : 0;
+	if (final) {
+		uint64_t looked = R->searched + R->hits;
+		pf_warnx("%llu records: %llu searched, %llu cache hits "
+		    "(%.1f%%), %llu terminal, %llu skipped, %llu failed, "
+		    "%llu restarts; %.1f s, %.1f positions/s",
+		    (unsigned long long)done, (unsigned long long)R->searched,
+		    (unsigned long long)R->hits,
+		    looked ? 100.0 * (double)R->hits / (double)looked : 0.0,
+		    (unsigned long long)R->terminal,
+		    (unsigned long long)R->skipped,
+		    (unsigned long long)(R->failed + R->invalid),
+		    (unsigned long long)R->restarts, secs, rate);
+		return;
+	}
+	if (R->total_bytes > 0 && R->r != NULL) {
+		uint64_t at_bytes = R->done_bytes + pf_reader_offset(R->r);
+		double frac = (double)at_bytes / (double)R->total_bytes;
+		if (frac > 0.001 && frac <= 1.0 && R->nread > 0) {
+			double left = secs * (1.0 - frac) / frac;
+			snprintf(eta, sizeof(eta), ", ETA %dm%02ds",
+			    (int)(left / 60), (int)left % 60);
+		}
+	}
+	fprintf(stderr, "%s%s: %llu records, %.1f positions/s, engines %d/%d "
+	    "busy, %llu cache hits, %llu restarts%s%s",
+	    R->progress_tty ? "\r" : "", pf_progname(),
+	    (unsigned long long)done, rate, busy, R->neng,
+	    (unsigned long long)R->hits, (unsigned long long)R->restarts, eta,
+	    R->progress_tty ? "\033[K" : "\n");
+	fflush(stderr);
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+static void
+loop(struct run *R)
+{
+	struct pollfd pfd[258];
+	int idx[258];
+
+	for (;;) {
+		if (got_signal || R->fatal || R->broken)
+			break;
+		read_more(R);
+		dispatch(R);
+		write_done(R);
+		if (R->fatal || R->broken)
+			break;
+		if (R->input_done && R->head == R->tail)
+			break;
+		if (live_engines(R) == 0) {
+			pf_warnx("no engine left running");
+			R->fatal = 1;
+			break;
+		}
+		int n = 0;
+		int64_t now = now_ms(), wait = 1000;
+		for (int i = 0; i < R->neng; i++) {
+			struct engine *E = &R->eng[i];
+
+			if (E->state == E_DEAD || E->u == NULL)
+				continue;
+			pfd[n].fd = pf_uci_fd(E->u);
+			pfd[n].events = POLLIN;
+			idx[n++] = i;
+			if (E->state != E_IDLE && E->deadline - now < wait)
+				wait = E->deadline - now;
+		}
+		if (pf_writer_pending(R->w) > 0 && wait > 50)
+			wait = 50;
+		if (!R->input_done && R->tail - R->head < R->cap &&
+		    R->r != NULL) {
+			pfd[n].fd = R->in_fd;	/* wake when input arrives */
+			pfd[n].events = POLLIN;
+			idx[n++] = -1;
+		}
+		if (wait < 0)
+			wait = 0;
+		int r = poll(pfd, (nfds_t)n, (int)wait);
+		if (r == -1 && errno != EINTR) {
+			pf_warn("poll");
+			R->fatal = 1;
+			break;
+		}
+		for (int k = 0; r > 0 && k < n; k++)
+			if (pfd[k].revents && idx[k] >= 0 &&
+			    R->eng[idx[k]].u != NULL &&
+			    pf_uci_fd(R->eng[idx[k]].u) == pfd[k].fd)
+				engine_input(R, &R->eng[idx[k]]);
+		check_deadlines(R);
+		if (pf_writer_tick(R->w) == -1) {
+			if (!pf_writer_broken_pipe(R->w))
+				pf_warnx("%s", pf_writer_error(R->w));
+			R->broken = 1;
+		}
+		progress(R, 0);
+	}
+}
+
+static uint64_t
+setup_hash(const struct opts *o)
+{
+	XXH64_state_t st;
+
+	XXH64_reset(&st, 0);
+	XXH64_update(&st, o->engine, strlen(o->engine) + 1);
+	for (int i = 0; i < o->nengine_opts; i++)
+		XXH64_update(&st, o->engine_opts[i],
+		    strlen(o->engine_opts[i]) + 1);
+	return XXH64_digest(&st);
+}
+
+static void
+stop_engines(struct run *R)
+{
+	/* Ask every idle engine to quit first, so they exit in parallel. */
+	for (int i = 0; i < R->neng; i++)
+		if (R->eng[i].u && R->eng[i].state == E_IDLE && !got_signal)
+			(void)pf_uci_send(R->eng[i].u, "quit");
+	for (int i = 0; i < R->neng; i++) {
+		struct engine *E = &R->eng[i];
+
+		if (E->u) {
+			if (E->state == E_IDLE && !got_signal)
+				pf_uci_stop(E->u, 500);
+			pf_uci_free(E->u);
+			E->u = NULL;
+		}
+		pf_uci_search_free(E->search);
+		E->search = NULL;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	struct run R;
+	struct sigaction sa;
+	int compress = 0, fd = -1, r;
+
+	pf_prog_init(argv[0]);
+	memset(&R, 0, sizeof(R));
+	if ((r = parse_opts(argc, argv, &o)) >= 0) {
+		free(o.engine_opts);
+		return r;
+	}
+	R.o = &o;
+	R.files = (const char **)argv + optind;
+	R.nfiles = argc - optind;
+	R.in_fd = -1;
+	R.status = PF_EXIT_OK;
+	if ((fd = pf_open_output(o.output, o.force, &compress)) == -1) {
+		if (errno == ENOTTY)
+			pf_warnx("refusing to write binary output to a "
+			    "terminal (use -f or -o)");
+		else
+			pf_warn("%s", o.output ? o.output : "stdout");
+		free(o.engine_opts);
+		return PF_EXIT_DATA;
+	}
+	pf_writer_opts wo = pf_default_writer_opts(compress || o.zstd);
+	if ((R.w = pf_writer_open_fd(fd, o.output ? o.output : "stdout",
+	    &wo)) == NULL) {
+		pf_warn("writer");
+		R.status = PF_EXIT_DATA;
+		goto out;
+	}
+	for (int i = 0; i < R.nfiles; i++) {
+		struct stat st;
+		if (strcmp(R.files[i], "-") != 0 &&
+		    stat(R.files[i], &st) == 0 && S_ISREG(st.st_mode))
+			R.total_bytes += (uint64_t)st.st_size;
+	}
+	R.cap = (size_t)o.window;
+	R.neng = o.jobs;
+	R.win = calloc(R.cap, sizeof(*R.win));
+	R.eng = calloc((size_t)R.neng, sizeof(*R.eng));
+	R.caching = o.cache_mem > 0 || o.cache_file != NULL;
+	R.setup = setup_hash(&o);
+	if (R.win == NULL || R.eng == NULL || fl_init(&R.fl, R.cap) == -1 ||
+	    (R.cache = pf_evalcache_new(o.cache_mem)) == NULL) {
+		pf_warn("malloc");
+		R.status = PF_EXIT_DATA;
+		goto out;
+	}
+	if (o.cache_file) {
+		if (pf_evalcache_open(R.cache, o.cache_file) == -1) {
+			pf_warnx("--cache %s", pf_evalcache_error(R.cache));
+			R.status = PF_EXIT_DATA;
+			goto out;
+		}
+		if (pf_evalcache_dropped(R.cache) > 0)
+			pf_warnx("%s: dropped a torn tail of %llu bytes",
+			    o.cache_file,
+			    (unsigned long long)pf_evalcache_dropped(R.cache));
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: poll must wake */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	R.progress_tty = isatty(2);
+	if (R.progress_tty)
+		o.progress = 1;
+	R.t0 = now_ms();
+	R.last_progress = R.t0 - 1000;	/* the first report comes at once */
+	for (int i = 0; i < R.neng; i++) {
+		R.eng[i].id = i + 1;
+		if ((R.eng[i].search = pf_uci_search_new()) == NULL) {
+			pf_warn("malloc");
+			R.status = PF_EXIT_DATA;
+			goto out;
+		}
+		start_engine(&R, &R.eng[i]);
+	}
+	loop(&R);
+	stop_engines(&R);
+	if (o.progress && R.progress_tty)
+		fputs("\r\033[K", stderr);
+	write_done(&R);
+	if (R.broken && pf_writer_broken_pipe(R.w)) {
+		R.status = R.fatal ? PF_EXIT_DATA : R.status;
+		goto out;
+	}
+	if (got_signal || R.fatal) {
+		uint64_t unfinished = R.tail - R.head;
+		if (got_signal)
+			pf_warnx("interrupted by signal %d: %llu records read "
+			    "but not finished", (int)got_signal,
+			    (unsigned long long)unfinished);
+		else if (unfinished || !R.input_done)
+			pf_warnx("stopped: %llu records read but not finished",
+			    (unsigned long long)unfinished);
+		R.status = PF_EXIT_DATA;
+	}
+	if (!R.broken && pf_writer_close(R.w) == -1) {
+		if (!pf_writer_broken_pipe(R.w)) {
+			pf_warnx("%s", pf_writer_error(R.w));
+			R.status = PF_EXIT_DATA;
+		}
+	} else if (R.broken && !pf_writer_broken_pipe(R.w)) {
+		R.status = PF_EXIT_DATA;
+	}
+	if (R.notable)
+		pf_warnx("%llu positions without a complete per-move table "
+		    "(the limit ended the search too early)",
+		    (unsigned long long)R.notable);
+	progress(&R, 1);
+out:
+	stop_engines(&R);
+	if (R.r)
+		close_input(&R);
+	pf_writer_free(R.w);
+	if (fd > 1)
+		close(fd);
+	if (R.win)
+		for (size_t i = 0; i < R.cap; i++) {
+			pf_extbuf_free(&R.win[i].in);
+			pf_extbuf_free(&R.win[i].add);
+		}
+	pf_extbuf_free(&R.scratch);
+	free(R.win);
+	free(R.eng);
+	free(R.fl.key);
+	free(R.fl.seq);
+	pf_evalcache_free(R.cache);
+	free(o.engine_opts);
+	return R.status;
+}

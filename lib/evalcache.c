@@ -1,0 +1,457 @@
+/*
+ * evalcache.c - memory and file evaluation cache (evalcache.h).
+ *
+ * The index is one open-addressing table with linear probing and
+ * backward-shift deletion (no tombstones).  Memory entries also sit in a
+ * FIFO ring so the oldest can be dropped when mem_limit is reached.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "evalcache.h"
+#include "record.h"
+
+#define ENTRY_HEAD	16
+#define ENTRY_TAIL	8
+#define MEM_OVERHEAD	48	/* bookkeeping charged per memory entry */
+
+static const uint8_t file_magic[4] = { 0x89, 'P', 'F', 'C' };
+static const uint8_t entry_magic[4] = { 'P', 'F', 'C', 'E' };
+
+typedef struct slot {
+	uint64_t key;		/* 0: empty */
+	uint64_t off;		/* file offset of the value */
+	uint8_t *mem;		/* memory value, or NULL for a file entry */
+	uint32_t len;
+} slot;
+
+struct pf_evalcache {
+	slot *tab;
+	size_t mask, used;
+	size_t mem_limit, mem_used;
+	uint64_t *fifo;		/* keys of memory entries, oldest first */
+	size_t fifo_head, fifo_len, fifo_cap;
+	int fd;
+	uint64_t loaded, dropped;
+	char err[256];
+};
+
+pf_evalcache *
+pf_evalcache_new(size_t mem_limit)
+{
+	pf_evalcache *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->mask = 1023;
+	if ((c->tab = calloc(c->mask + 1, sizeof(slot))) == NULL) {
+		free(c);
+		return NULL;
+	}
+	c->mem_limit = mem_limit;
+	c->fd = -1;
+	return c;
+}
+
+static uint64_t
+fix_key(uint64_t k)
+{
+	return k ? k : 1;
+}
+
+static slot *
+find(pf_evalcache *c, uint64_t key)
+{
+	size_t i = (size_t)key & c->mask;
+
+	while (c->tab[i].key != 0) {
+		if (c->tab[i].key == key)
+			return &c->tab[i];
+		i = (i + 1) & c->mask;
+	}
+	return NULL;
+}
+
+static int
+grow(pf_evalcache *c)
+{
+	size_t ncap = (c->mask + 1) * 2, nmask = ncap - 1;
+	slot *nt = calloc(ncap, sizeof(slot));
+
+	if (nt == NULL)
+		return -1;
+	for (size_t i = 0; i <= c->mask; i++) {
+		if (c->tab[i].key == 0)
+			continue;
+		size_t j = (size_t)c->tab[i].key & nmask;
+		while (nt[j].key != 0)
+			j = (j + 1) & nmask;
+		nt[j] = c->tab[i];
+	}
+	free(c->tab);
+	c->tab = nt;
+	c->mask = nmask;
+	return 0;
+}
+
+/* The slot for key, created empty (key set, no value) if missing. */
+static slot *
+insert(pf_evalcache *c, uint64_t key)
+{
+	size_t i;
+
+	if ((c->used + 1) * 4 > (c->mask + 1) * 3 && grow(c) == -1)
+		return NULL;
+	i = (size_t)key & c->mask;
+	while (c->tab[i].key != 0) {
+		if (c->tab[i].key == key)
+			return &c->tab[i];
+		i = (i + 1) & c->mask;
+	}
+	c->tab[i].key = key;
+	c->tab[i].mem = NULL;
+	c->tab[i].len = 0;
+	c->tab[i].off = 0;
+	c->used++;
+	return &c->tab[i];
+}
+
+static void
+delete(pf_evalcache *c, slot *s)
+{
+	size_t i = (size_t)(s - c->tab), j = i;
+
+	free(s->mem);
+	for (;;) {
+		j = (j + 1) & c->mask;
+		if (c->tab[j].key == 0)
+			break;
+		size_t home = (size_t)c->tab[j].key & c->mask;
+		/* Move j back to i unless its home lies in (i, j]. */
+		if ((i <= j) ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		c->tab[i] = c->tab[j];
+		i = j;
+	}
+	memset(&c->tab[i], 0, sizeof(slot));
+	c->used--;
+}
+
+static void
+release_mem(pf_evalcache *c, slot *s)
+{
+	if (s->mem) {
+		c->mem_used -= s->len + MEM_OVERHEAD;
+		free(s->mem);
+		s->mem = NULL;
+	}
+}
+
+static void
+evict(pf_evalcache *c, size_t need)
+{
+	while (c->mem_used + need > c->mem_limit && c->fifo_len > 0) {
+		uint64_t k = c->fifo[c->fifo_head];
+		slot *s;
+
+		c->fifo_head = (c->fifo_head + 1) % c->fifo_cap;
+		c->fifo_len--;
+		if ((s = find(c, k)) != NULL && s->mem != NULL) {
+			release_mem(c, s);
+			delete(c, s);
+		}
+	}
+}
+
+static int
+fifo_push(pf_evalcache *c, uint64_t key)
+{
+	if (c->fifo_len == c->fifo_cap) {
+		size_t ncap = c->fifo_cap ? c->fifo_cap * 2 : 1024;
+		uint64_t *nf = malloc(ncap * sizeof(*nf));
+
+		if (nf == NULL)
+			return -1;
+		for (size_t i = 0; i < c->fifo_len; i++)
+			nf[i] = c->fifo[(c->fifo_head + i) % c->fifo_cap];
+		free(c->fifo);
+		c->fifo = nf;
+		c->fifo_cap = ncap;
+		c->fifo_head = 0;
+	}
+	c->fifo[(c->fifo_head + c->fifo_len++) % c->fifo_cap] = key;
+	return 0;
+}
+
+static int
+read_full(int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, buf + done, len - done,
+		    (off_t)(off + done));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n == 0 ? 0 : -1;
+		done += (size_t)n;
+	}
+	return 1;
+}
+
+int
+pf_evalcache_open(pf_evalcache *c, const char *path)
+{
+	uint8_t head[16], *val = NULL;
+	struct stat st;
+	uint64_t off, size;
+	size_t valcap = 0;
+	int r;
+
+	c->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	if (c->fd == -1) {
+		snprintf(c->err, sizeof(c->err), "%s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if (fstat(c->fd, &st) == -1)
+		goto ioerr;
+	size = (uint64_t)st.st_size;
+	if (size < 16) {
+		/* New, or torn before its header was complete; anything
+		   that does not start like a header is someone's file. */
+		if (size > 0 && (read_full(c->fd, head, (size_t)size, 0) != 1 ||
+		    memcmp(head, file_magic, size < 4 ? (size_t)size : 4)
+		    != 0)) {
+			snprintf(c->err, sizeof(c->err), "%s: not a posflow "
+			    "evaluation cache (version 1)", path);
+			close(c->fd);
+			c->fd = -1;
+			return -1;
+		}
+		if (size > 0 && ftruncate(c->fd, 0) == -1)
+			goto ioerr;
+		memcpy(head, file_magic, 4);
+		pf_put16(head + 4, 1);
+		pf_put16(head + 6, 0);
+		pf_put32(head + 8, 16);
+		pf_put32(head + 12, 0);
+		if (write(c->fd, head, 16) != 16)
+			goto ioerr;
+		c->dropped = size;
+		return 0;
+	}
+	if (read_full(c->fd, head, 16, 0) != 1)
+		goto ioerr;
+	if (memcmp(head, file_magic, 4) != 0 || pf_get16(head + 4) != 1 ||
+	    pf_get32(head + 8) < 16) {
+		snprintf(c->err, sizeof(c->err),
+		    "%s: not a posflow evaluation cache (version 1)", path);
+		close(c->fd);
+		c->fd = -1;
+		return -1;
+	}
+	off = pf_get32(head + 8);
+	while (off < size) {
+		uint8_t eh[ENTRY_HEAD];
+		uint32_t n;
+		uint64_t key;
+
+		if (size - off < ENTRY_HEAD + ENTRY_TAIL)
+			break;
+		if ((r = read_full(c->fd, eh, ENTRY_HEAD, off)) != 1)
+			break;
+		n = pf_get32(eh + 4);
+		if (memcmp(eh, entry_magic, 4) != 0 ||
+		    n > PF_EVALCACHE_VALUE_MAX ||
+		    size - off < (uint64_t)ENTRY_HEAD + n + ENTRY_TAIL)
+			break;
+		if (valcap < (size_t)n + ENTRY_HEAD + ENTRY_TAIL) {
+			uint8_t *nv;
+			valcap = (size_t)n + ENTRY_HEAD + ENTRY_TAIL;
+			if ((nv = realloc(val, valcap)) == NULL)
+				goto ioerr;
+			val = nv;
+		}
+		if (read_full(c->fd, val, ENTRY_HEAD + n + ENTRY_TAIL, off)
+		    != 1)
+			break;
+		if (XXH64(val, ENTRY_HEAD + n, 0) !=
+		    pf_get64(val + ENTRY_HEAD + n))
+			break;
+		key = fix_key(pf_get64(eh + 8));
+		slot *s = insert(c, key);
+		if (s == NULL)
+			goto ioerr;
+		release_mem(c, s);
+		s->off = off + ENTRY_HEAD;
+		s->len = n;
+		c->loaded++;
+		off += ENTRY_HEAD + n + ENTRY_TAIL;
+	}
+	free(val);
+	val = NULL;
+	if (off < size) {
+		c->dropped = size - off;
+		if (ftruncate(c->fd, (off_t)off) == -1)
+			goto ioerr;
+	}
+	return 0;
+ioerr:
+	snprintf(c->err, sizeof(c->err), "%s: %s", path,
+	    errno ? strerror(errno) : "read error");
+	free(val);
+	close(c->fd);
+	c->fd = -1;
+	return -1;
+}
+
+int
+pf_evalcache_get(pf_evalcache *c, uint64_t key, pf_extbuf *out)
+{
+	slot *s = find(c, fix_key(key));
+	uint8_t *p;
+
+	if (s == NULL)
+		return 0;
+	if (s->mem != NULL)
+		return pf_extbuf_append_raw(out, s->mem, s->len) == 0 ? 1 : -1;
+	if (c->fd == -1)
+		return 0;
+	/* Make room, then read the value straight into the buffer. */
+	if (out->cap - out->len < s->len) {
+		size_t ncap = out->len + s->len;
+		if ((p = realloc(out->data, ncap)) == NULL)
+			return -1;
+		out->data = p;
+		out->cap = ncap;
+	}
+	if (read_full(c->fd, out->data + out->len, s->len, s->off) != 1) {
+		snprintf(c->err, sizeof(c->err), "cache read: %s",
+		    strerror(errno ? errno : EIO));
+		return -1;
+	}
+	out->len += s->len;
+	return 1;
+}
+
+int
+pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
+    size_t len)
+{
+	slot *s;
+
+	key = fix_key(key);
+	if (len > PF_EVALCACHE_VALUE_MAX)
+		return 0;
+	if (c->fd != -1) {
+		size_t total = ENTRY_HEAD + len + ENTRY_TAIL;
+		uint8_t *e = malloc(total);
+		off_t end;
+		ssize_t n;
+
+		if (e == NULL)
+			return -1;
+		memcpy(e, entry_magic, 4);
+		pf_put32(e + 4, (uint32_t)len);
+		pf_put64(e + 8, key);
+		memcpy(e + ENTRY_HEAD, val, len);
+		pf_put64(e + ENTRY_HEAD + len, XXH64(e, ENTRY_HEAD + len, 0));
+		do
+			n = write(c->fd, e, total);
+		while (n == -1 && errno == EINTR);
+		free(e);
+		if (n != (ssize_t)total ||
+		    (end = lseek(c->fd, 0, SEEK_CUR)) == -1) {
+			snprintf(c->err, sizeof(c->err), "cache write: %s",
+			    n == -1 ? strerror(errno) : "short write");
+			return -1;
+		}
+		if ((s = insert(c, key)) == NULL)
+			return -1;
+		release_mem(c, s);
+		s->off = (uint64_t)end - ENTRY_TAIL - len;
+		s->len = (uint32_t)len;
+		return 0;
+	}
+	if (len + MEM_OVERHEAD > c->mem_limit)
+		return 0;
+	if ((s = find(c, key)) != NULL)
+		return 0;	/* already there */
+	evict(c, len + MEM_OVERHEAD);
+	if ((s = insert(c, key)) == NULL)
+		return -1;
+	if ((s->mem = malloc(len ? len : 1)) == NULL ||
+	    fifo_push(c, key) == -1) {
+		free(s->mem);
+		s->mem = NULL;
+		delete(c, s);
+		return -1;
+	}
+	memcpy(s->mem, val, len);
+	s->len = (uint32_t)len;
+	c->mem_used += len + MEM_OVERHEAD;
+	return 0;
+}
+
+const char *
+pf_evalcache_error(const pf_evalcache *c)
+{
+	return c->err;
+}
+
+uint64_t
+pf_evalcache_loaded(const pf_evalcache *c)
+{
+	return c->loaded;
+}
+
+uint64_t
+pf_evalcache_dropped(const pf_evalcache *c)
+{
+	return c->dropped;
+}
+
+uint64_t
+pf_evalcache_entries(const pf_evalcache *c)
+{
+	return c->used;
+}
+
+void
+pf_evalcache_free(pf_evalcache *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i <= c->mask; i++)
+		free(c->tab[i].mem);
+	free(c->tab);
+	free(c->fifo);
+	if (c->fd != -1)
+		close(c->fd);
+	free(c);
+}
+
+uint64_t
+pf_evalcache_key(uint64_t board_hash, uint8_t limit_kind, uint64_t limit,
+    uint16_t multipv, uint8_t keep_depths, uint64_t setup)
+{
+	uint8_t b[28];
+
+	pf_put64(b, board_hash);
+	b[8] = limit_kind;
+	pf_put64(b + 9, limit);
+	pf_put16(b + 17, multipv);
+	b[19] = keep_depths;
+	pf_put64(b + 20, setup);
+	return XXH64(b, sizeof(b), 0);
+}

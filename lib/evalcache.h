@@ -1,0 +1,69 @@
+/*
+ * evalcache.h - the evaluation cache of uci-eval: finished evaluations
+ * (their encoded extensions) by a 64-bit key of position, limit and engine
+ * setup, so that a duplicate position is searched once.
+ *
+ * Two stores behind one lookup:
+ *   - memory: values held in RAM, at most mem_limit bytes (values plus
+ *     bookkeeping); when full, the oldest entries are dropped first.
+ *   - a file (pf_evalcache_open), shared between runs: an append-only log.
+ *     Its entries are indexed in memory (about 32 bytes each, not counted
+ *     in mem_limit) and read back with pread(2) on a hit.  New results are
+ *     appended to the file instead of being kept in RAM.
+ *
+ * File format (every integer little-endian):
+ *   header, 16 bytes: 89 50 46 43 ("\x89PFC"), u16 version (1),
+ *     u16 reserved (0), u32 header length (16), u32 reserved (0)
+ *   entries, each:
+ *     0  u32 magic 50 46 43 45 ("PFCE")
+ *     4  u32 value length n (<= PF_EVALCACHE_VALUE_MAX)
+ *     8  u64 key
+ *    16  n bytes value (encoded extensions)
+ *  16+n  u64 XXH64 (seed 0) of the bytes 0 .. 16+n-1 of this entry
+ * Each entry is written with one write(2), so a crash mid-write leaves at
+ * most one torn entry at the end; opening the file drops everything from
+ * the first entry that does not check out (and truncates it away), so only
+ * that tail is lost.  A later entry for a key replaces an earlier one.
+ *
+ * Nothing here prints or exits.
+ */
+#ifndef PF_EVALCACHE_H
+#define PF_EVALCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ext.h"
+
+#define PF_EVALCACHE_VALUE_MAX	(1u << 24)
+
+typedef struct pf_evalcache pf_evalcache;
+
+/* A cache keeping at most mem_limit bytes in memory (0: no memory store).
+   NULL on allocation failure. */
+pf_evalcache *pf_evalcache_new(size_t mem_limit);
+/*
+ * Open (creating it if needed) the cache file and index its entries.
+ * 0, or -1 with the reason in pf_evalcache_error (cannot open, not a cache
+ * file, I/O error).  pf_evalcache_dropped() then tells how many bytes of a
+ * torn tail were cut off.
+ */
+int	pf_evalcache_open(pf_evalcache *c, const char *path);
+/* 1: hit, the value appended to out; 0: miss; -1: read error. */
+int	pf_evalcache_get(pf_evalcache *c, uint64_t key, pf_extbuf *out);
+/* Store a value (to the file if one is open, else to memory).  0 / -1
+   (write error or out of memory; the cache stays usable). */
+int	pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
+	    size_t len);
+const char *pf_evalcache_error(const pf_evalcache *c);
+uint64_t pf_evalcache_loaded(const pf_evalcache *c);	/* entries from file */
+uint64_t pf_evalcache_dropped(const pf_evalcache *c);	/* torn bytes cut */
+uint64_t pf_evalcache_entries(const pf_evalcache *c);
+void	pf_evalcache_free(pf_evalcache *c);
+
+/* The key: XXH64 of the fields, little-endian. */
+uint64_t pf_evalcache_key(uint64_t board_hash, uint8_t limit_kind,
+	    uint64_t limit, uint16_t multipv, uint8_t keep_depths,
+	    uint64_t setup);
+
+#endif

@@ -1,0 +1,474 @@
+#!/usr/bin/env bats
+# uci-eval: the protocol against real Stockfish at low depth (scores, mate,
+# W/D/L, MultiPV all, keep-depths, terminal positions, cache, --skip-done,
+# -j ordering, results identical to Stockfish driven directly), stream
+# handling (empty, concatenated, corrupt, truncated input, invalid
+# positions), every engine fault through the scripted fake engine
+# (tests/tools/fake-engine.c), signals, and the usage table.
+
+load helper
+
+FAKE="$BUILD_DIR/tests/tools/fake-engine"
+BADPOS="$BUILD_DIR/tests/tools/uci-badpos"
+SF="$(stockfish_path)"
+
+START='rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
+MATE_IN_1='6k1/5ppp/8/8/8/8/8/K3R3 w - - 0 1'
+MATED='4R1k1/5ppp/8/8/8/8/8/K7 b - - 1 1'
+STALEMATE='k7/8/1Q6/8/8/8/8/K7 b - - 0 1'
+KIWIPETE='r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1'
+C960='bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9'
+
+# Records from FEN lines (each its own game).
+fens() {
+	printf '%s\n' "$@" > in.epd
+	pgn2pos --epd in.epd 2>/dev/null
+}
+
+# Positions of the first $1 games of the bundled PGN, at most $2 plies each.
+games() {
+	awk -v n="$1" '/^\[Event /{g++} g<=n' "$TESTDATA/lichess_db_10k.pgn" \
+	    > g.pgn
+	pgn2pos --max-plies "$2" g.pgn 2>/dev/null
+}
+
+# "score best" per record, from posdump's eval field.
+scores() {
+	posdump --fields eval "$@" |
+	    sed -n 's/.*score=\([a-z]*\):\(-*[0-9]*\).* best=\([a-h1-8qrbn-]*\).*/\1 \2 \3/p'
+}
+
+@test "golden: Stockfish scores, mate in 1, W/D/L, engine id, input order" {
+	fens "$START" "$MATE_IN_1" "$KIWIPETE" > in.pos
+	run uci-eval -d 5 -j 1 in.pos -o out.pos
+	assert_success
+	assert_output --partial "3 records: 3 searched"
+	run posdump --fields fen,eval out.pos
+	assert_line --index 0 --partial "$START | eval{src=engine limit=depth:5 score=cp:"
+	assert_line --index 1 --partial "$MATE_IN_1 | eval{src=engine limit=depth:5 score=mate:1 wdl=1000,0,0"
+	assert_line --index 1 --partial "best=e1e8 pv=e1e8 engine=\"Stockfish"
+	assert_line --index 2 --partial "$KIWIPETE | eval{"
+	[ "${#lines[@]}" -eq 3 ]
+	# every eval carries depth 5, a W/D/L summing to 1000 and the engine
+	run sh -c "posdump -j out.pos | jq -r '.exts[-1] | \"\(.depth) \(.wdl[0]+.wdl[1]+.wdl[2]) \(.engine) \(.limit) \(.limit_value)\"' | sort -u"
+	assert_output "5 1000 Stockfish 15.1 depth 5"
+	# the other extensions (pgn2pos metadata) pass through byte for byte
+	run sh -c "posdump -j in.pos | jq -c '.exts' > a; posdump -j out.pos | jq -c '.exts[:-1]' > b; cmp a b"
+	assert_success
+}
+
+@test "results are identical to Stockfish driven directly (-j 1, same settings)" {
+	games 3 12 > in.pos
+	uci-eval -d 6 -j 1 --cache-mem 0 -O Hash=16 -O Threads=1 in.pos > out.pos
+	scores out.pos > ours
+	# the same commands by hand: ucinewgame at each new game
+	{
+		echo uci
+		echo "setoption name UCI_ShowWDL value true"
+		echo "setoption name Hash value 16"
+		echo "setoption name Threads value 1"
+		echo isready
+		posdump --fields game,fen in.pos | while read -r game fen; do
+			if [ "$game" != "${last:-}" ]; then
+				echo ucinewgame
+				echo isready
+				last=$game
+			fi
+			echo "position fen $fen"
+			echo "go depth 6"
+		done
+		# absorbs the stop that end of input sends
+		echo "position startpos"
+		echo "go depth 30"
+	} > cmds
+	sed -i 's/^game=//' cmds
+	"$SF" < cmds | awk '
+	    /^info .* multipv 1 / && !/bound/ {
+		for (i = 1; i < NF; i++) if ($i == "score") s = $(i+1) " " $(i+2)
+	    }
+	    /^bestmove/ { print s, $2 }' | head -n "$(posdump -c in.pos | cut -d" " -f1)" > theirs
+	[ "$(wc -l < ours)" -eq 36 ]
+	run diff ours theirs
+	assert_success
+}
+
+@test "-j 2 writes the records in input order, each evaluated" {
+	games 6 16 > in.pos
+	run uci-eval -d 4 -j 2 in.pos -o j2.pos
+	assert_success
+	uci-eval -d 4 -j 1 in.pos > j1.pos 2>/dev/null
+	posdump --fields game,ply,fen in.pos > want
+	posdump --fields game,ply,fen j2.pos > got2
+	posdump --fields game,ply,fen j1.pos > got1
+	cmp want got2
+	cmp want got1
+	[ "$(posdump --fields eval j2.pos | grep -c 'src=engine limit=depth:4')" -eq "$(wc -l < want)" ]
+}
+
+@test "--multipv all: a complete table of every legal move" {
+	fens "$KIWIPETE" "$START" > in.pos
+	run uci-eval -d 3 -j 1 -m all in.pos -o out.pos
+	assert_success
+	for i in 1 2; do
+		fen=$(posdump --fields fen out.pos | sed -n "${i}p")
+		legal=$(printf 'position fen %s\ngo perft 1\n' "$fen" | "$SF" |
+		    sed -n 's/^Nodes searched: //p')
+		row=$(posdump --fields movescores out.pos | sed -n "${i}p")
+		[[ "$row" == *"depth=3 complete n=$legal "* ]]
+		# every move listed once
+		moves=$(echo "$row" | grep -o '[a-h][1-8][a-h][1-8][qrbn]*:' | sort -u | wc -l)
+		[ "$moves" -eq "$legal" ]
+	done
+	[ "$legal" -eq 20 ]
+	run posdump --fields eval out.pos
+	assert_line --index 0 --partial "multipv=0"
+}
+
+@test "--multipv K and --keep-depths: one table per completed depth" {
+	fens "$START" > in.pos
+	run uci-eval -d 4 -j 1 -m 3 -k in.pos -o out.pos
+	assert_success
+	run posdump --fields movescores out.pos
+	assert_output --partial "movescores{limit=depth:4 depth=4 n=3 "
+	assert_output --partial "depth=1 intermediate n=3 "
+	assert_output --partial "depth=2 intermediate n=3 "
+	assert_output --partial "depth=3 intermediate n=3 "
+	[ "$(echo "$output" | grep -o 'movescores{' | wc -l)" -eq 4 ]
+}
+
+@test "terminal positions are scored without the engine" {
+	fens "$MATED" "$STALEMATE" > in.pos
+	FAKE_LOG=log run uci-eval -d 5 -j 1 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	assert_output --partial "2 terminal"
+	run posdump --fields eval out.pos
+	assert_line --index 0 --partial "src=terminal limit=depth:5 score=mate:0 wdl=0,0,1000"
+	assert_line --index 1 --partial "src=terminal limit=depth:5 score=cp:0 wdl=0,1000,0"
+	# the engine may not even have started: the log is empty or has no go
+	[ "$(cat log 2>/dev/null | grep -c '^go')" -eq 0 ]
+}
+
+@test "Chess960 positions are sent with UCI_Chess960 and castle king-takes-rook" {
+	fens "$C960" > in.pos
+	run uci-eval -d 4 -j 1 -m all in.pos -o out.pos
+	assert_success
+	legal=$(printf 'setoption name UCI_Chess960 value true\nposition fen %s\ngo perft 1\n' "$C960" |
+	    "$SF" | sed -n 's/^Nodes searched: //p')
+	[ "$legal" -gt 20 ]
+	run posdump --fields movescores out.pos
+	assert_output --partial "complete n=$legal "
+	FAKE_LOG=log uci-eval -d 1 -j 1 -e "$FAKE" in.pos > /dev/null 2>&1
+	grep -q '^setoption name UCI_Chess960 value true$' log
+}
+
+@test "invalid positions never reach the engine: flagged, named, exit 1" {
+	fens "$START" "$KIWIPETE" "$MATE_IN_1" | "$BADPOS" 2 > in.pos
+	FAKE_LOG=log run uci-eval -d 1 -j 1 -e "$FAKE" in.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "in.pos: record 2: invalid position"
+	[ "$(grep -c '^position' log)" -eq 2 ]
+	run sh -c "posdump --fields flags out.pos 2>/dev/null"
+	assert_line --index 1 "flags=last,eval_failed"
+	[ "${#lines[@]}" -eq 3 ]
+	run uci-eval -d 1 -j 1 -e "$FAKE" --drop-failed in.pos -o out2.pos
+	assert_failure 1
+	[ "$(posdump -c out2.pos 2>/dev/null | cut -d' ' -f1)" -eq 2 ]
+}
+
+@test "empty input gives an empty stream" {
+	: > empty
+	run uci-eval -d 1 -j 1 -e "$FAKE" empty -o out.pos
+	assert_success
+	run posdump -c out.pos
+	assert_output "0 out.pos"
+	uci-eval -d 1 -j 1 -e "$FAKE" < empty > out2.pos 2>/dev/null
+	[ "$(posdump -c out2.pos | cut -d' ' -f1)" -eq 0 ]
+}
+
+@test "concatenated streams and several operands" {
+	fens "$START" > a.pos
+	fens "$KIWIPETE" "$MATE_IN_1" > b.pos
+	cat a.pos b.pos | uci-eval -d 1 -j 1 -e "$FAKE" > out.pos 2>/dev/null
+	[ "$(posdump -c out.pos | cut -d' ' -f1)" -eq 3 ]
+	uci-eval -d 1 -j 1 -e "$FAKE" a.pos - < b.pos > out2.pos 2>/dev/null
+	posdump --fields fen,eval out.pos > x
+	posdump --fields fen,eval out2.pos > y
+	cmp x y
+}
+
+@test "corrupt input: exit 1, the block named, records before it written" {
+	games 1 200 > one.pos
+	# two blocks: a good one, then a damaged one
+	{ cat one.pos; cat one.pos; } > two.pos
+	n=$(posdump -c one.pos | cut -d' ' -f1)
+	size=$(stat -c %s one.pos)
+	# flip a byte inside the second stream's first block payload
+	cp two.pos bad.pos
+	printf '\xff' | dd of=bad.pos bs=1 seek=$((size + 16 + 24 + 100)) conv=notrunc 2>/dev/null
+	run uci-eval -d 1 -j 1 -e "$FAKE" bad.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "bad.pos: "
+	assert_output --partial "block"
+	[ "$(posdump -c out.pos | cut -d' ' -f1)" -eq "$n" ]
+}
+
+@test "truncated input: exit 1, every complete record before the cut written" {
+	fens "$START" "$KIWIPETE" "$MATE_IN_1" > in.pos
+	size=$(stat -c %s in.pos)
+	head -c $((size - 40)) in.pos > cut.pos
+	run uci-eval -d 1 -j 1 -e "$FAKE" cut.pos -o out.pos
+	assert_failure 1
+	assert_output --regexp "cut.pos: truncated .* after record [0-9]+"
+	got=$(posdump -c out.pos | cut -d' ' -f1)
+	want=$(posdump -c cut.pos 2>/dev/null | cut -d' ' -f1)
+	[ "$got" -ge 1 ]
+	[ "$got" -eq "$want" ]
+}
+
+@test "--skip-done: a rerun over its own output searches nothing" {
+	games 1 10 > in.pos
+	uci-eval -d 2 -j 1 -e "$FAKE" in.pos > once.pos 2>/dev/null
+	FAKE_LOG=log run uci-eval -d 2 -j 1 -e "$FAKE" --skip-done once.pos -o twice.pos
+	assert_success
+	assert_output --partial "0 searched"
+	assert_output --partial "10 skipped"
+	cmp <(posdump once.pos) <(posdump twice.pos)
+	[ "$(cat log 2>/dev/null | grep -c '^go')" -eq 0 ]
+	# another limit is not "done"
+	run uci-eval -d 3 -j 1 -e "$FAKE" --skip-done once.pos -o thrice.pos
+	assert_success
+	[ "$(posdump --fields eval thrice.pos | grep -o 'eval{' | wc -l)" -eq 20 ]
+}
+
+@test "duplicates are searched once; --cache persists across runs and survives a torn tail" {
+	fens "$START" "$KIWIPETE" > a.pos
+	cat a.pos a.pos a.pos > in.pos
+	run uci-eval -d 5 -j 1 in.pos -o m.pos
+	assert_success
+	assert_output --partial "6 records: 2 searched, 4 cache hits (66.7%)"
+	run uci-eval -d 5 -j 1 --cache c.db a.pos -o first.pos
+	assert_output --partial "2 searched, 0 cache hits"
+	run uci-eval -d 5 -j 1 --cache c.db a.pos -o second.pos
+	assert_success
+	assert_output --partial "0 searched, 2 cache hits (100.0%)"
+	cmp <(posdump first.pos) <(posdump second.pos)	# nodes, time too
+	# a crash mid-write: the last entry is torn, only it is lost
+	truncate -s -7 c.db
+	run uci-eval -d 5 -j 1 --cache c.db a.pos -o third.pos
+	assert_success
+	assert_output --partial "dropped a torn tail"
+	assert_output --partial "1 searched, 1 cache hits"
+	# the entry that survived is the same evaluation; the lost one is redone
+	[ "$(scores third.pos | head -n 1)" = "$(scores first.pos | head -n 1)" ]
+	[ "$(scores third.pos | wc -l)" -eq 2 ]
+	# another limit misses
+	run uci-eval -d 4 -j 1 --cache c.db a.pos -o other.pos
+	assert_output --partial "2 searched, 0 cache hits"
+	echo "this is not a cache file at all" > notcache
+	run uci-eval -d 4 -j 1 --cache notcache a.pos -o x.pos
+	assert_failure 1
+	assert_output --partial "not a posflow evaluation cache"
+	echo junk > notcache
+	run uci-eval -d 4 -j 1 --cache notcache a.pos -o x.pos
+	assert_failure 1
+	assert_output --partial "not a posflow evaluation cache"
+}
+
+@test "ucinewgame only when the game changes, hash kept within a game" {
+	games 3 8 > in.pos
+	FAKE_LOG=log run uci-eval -d 1 -j 1 --cache-mem 0 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	[ "$(grep -c '^ucinewgame' log)" -eq 3 ]
+	[ "$(grep -c '^go depth 1' log)" -eq 24 ]
+	# each ucinewgame is followed by a new game's first position
+	run awk '/^ucinewgame/{n=1; next} n && /^position/{print; n=0}' log
+	[ "${#lines[@]}" -eq 3 ]
+	rm log
+	FAKE_LOG=log uci-eval -d 1 -j 1 --cache-mem 0 --no-newgame -e "$FAKE" in.pos > /dev/null 2>&1
+	[ "$(grep -c '^ucinewgame' log)" -eq 0 ]
+	[ "$(grep -c '^go depth 1' log)" -eq 24 ]
+	# one-position games (as pgn2pos --epd makes them) share the hash
+	rm log
+	fens "$START" "$KIWIPETE" > e.pos
+	FAKE_LOG=log uci-eval -d 1 -j 1 -e "$FAKE" e.pos > /dev/null 2>&1
+	[ "$(grep -c '^ucinewgame' log)" -eq 0 ]
+}
+
+@test "engine crash: restarted, position retried, nothing lost" {
+	games 2 10 > in.pos
+	FAKE_CRASH_AFTER=3 run uci-eval -d 1 -j 2 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	assert_output --partial "killed by signal 6"
+	assert_output --regexp "[1-9][0-9]* restarts"
+	[ "$(posdump --fields eval out.pos | grep -c 'src=engine')" -eq 20 ]
+	cmp <(posdump --fields game,ply in.pos) <(posdump --fields game,ply out.pos)
+}
+
+@test "engine hang: killed after --timeout, retried" {
+	games 1 6 > in.pos
+	FAKE_HANG_AFTER=2 run uci-eval -d 1 -j 1 --timeout 300 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	assert_output --partial "no bestmove in time (hung)"
+	[ "$(posdump --fields eval out.pos | grep -c 'src=engine')" -eq 6 ]
+}
+
+@test "engine garbage: harmless lines ignored, endless garbage is a fault" {
+	games 1 6 > in.pos
+	FAKE_GARBAGE=1 run uci-eval -d 1 -j 1 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	assert_output --partial "0 restarts"
+	[ "$(posdump --fields eval out.pos | grep -c 'src=engine')" -eq 6 ]
+	FAKE_GARBAGE_AFTER=2 run uci-eval -d 1 -j 1 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	assert_output --partial "unparsable lines"
+	[ "$(posdump --fields eval out.pos | grep -c 'src=engine')" -eq 6 ]
+}
+
+@test "an endless line is a fault, not a hang" {
+	games 1 4 > in.pos
+	FAKE_LONG_LINE_AFTER=1 run uci-eval -d 1 -j 1 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	assert_output --partial "engine line longer than"
+	[ "$(posdump --fields eval out.pos | grep -c 'src=engine')" -eq 4 ]
+}
+
+@test "wrong bestmove and closed output: restarted and retried" {
+	games 1 6 > in.pos
+	FAKE_BAD_BESTMOVE_AFTER=2 run uci-eval -d 1 -j 1 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	assert_output --partial 'illegal bestmove "a1a1"'
+	[ "$(posdump --fields eval out.pos | grep -c 'src=engine')" -eq 6 ]
+	FAKE_CLOSE_AFTER=2 run uci-eval -d 1 -j 1 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	assert_output --partial "closed its output"
+	[ "$(posdump --fields eval out.pos | grep -c 'src=engine')" -eq 6 ]
+}
+
+@test "slow start is waited for" {
+	fens "$START" > in.pos
+	FAKE_SLOW_START=1200 run uci-eval -d 1 -j 1 --timeout 200 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	assert_output --partial "0 restarts"
+	assert_output --partial "1 searched"
+}
+
+@test "a position that always fails: flagged after --retries, or dropped" {
+	fens "$START" "$KIWIPETE" "$MATE_IN_1" > in.pos
+	FAKE_CRASH_ON=r3k2r run uci-eval -d 1 -j 1 --retries 1 -e "$FAKE" in.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "in.pos: record 2: evaluation failed after 2 attempts"
+	run posdump --fields flags,eval out.pos
+	assert_line --index 0 --partial "src=engine"
+	assert_line --index 1 "flags=last,eval_failed"
+	assert_line --index 2 --partial "src=engine"
+	FAKE_CRASH_ON=r3k2r run uci-eval -d 1 -j 1 --retries 0 --drop-failed -e "$FAKE" in.pos -o out2.pos
+	assert_failure 1
+	assert_output --partial "1 failed"
+	[ "$(posdump -c out2.pos | cut -d' ' -f1)" -eq 2 ]
+}
+
+@test "an engine that cannot start: exit 1, clear message" {
+	fens "$START" > in.pos
+	run uci-eval -d 1 -j 1 -e /nonexistent/engine in.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "cannot run /nonexistent/engine"
+	assert_output --partial "no engine left"
+	run uci-eval -d 1 -j 1 -e "$FAKE" -O NoSuchOption=1 in.pos -o out.pos
+	assert_failure 1
+	assert_output --partial 'no option "NoSuchOption"'
+}
+
+@test "SIGTERM: engines stopped, finished records written, exit 1, no leftovers" {
+	games 1 10 > in.pos
+	FAKE_HANG_AFTER=3 FAKE_LOG=log uci-eval -d 1 -j 1 --timeout 60000 -e "$FAKE" in.pos > out.pos 2> err &
+	pid=$!
+	for i in $(seq 50); do grep -q '^go' log 2>/dev/null && [ "$(grep -c '^go' log)" -ge 4 ] && break; sleep 0.1; done
+	sleep 0.3
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 1 ]
+	grep -q "interrupted by signal 15: 7 records read but not finished" err
+	[ "$(posdump -c out.pos | cut -d' ' -f1)" -eq 3 ]
+	# no engine left behind, not even a zombie (uci-eval reaped it)
+	for p in $(sed -n 's/^# pid //p' log); do
+		run kill -0 "$p"
+		assert_failure
+	done
+}
+
+@test "uci-eval killed with SIGKILL: its engines die with it" {
+	games 1 10 > in.pos
+	FAKE_HANG_AFTER=1 FAKE_LOG=log uci-eval -d 1 -j 2 --timeout 60000 -e "$FAKE" in.pos > out.pos 2> err &
+	pid=$!
+	for i in $(seq 50); do [ "$(grep -c '^# pid' log 2>/dev/null)" -ge 2 ] && break; sleep 0.1; done
+	pids=$(sed -n 's/^# pid //p' log)
+	[ "$(echo "$pids" | wc -w)" -eq 2 ]
+	for p in $pids; do kill -0 "$p"; done
+	kill -KILL "$pid"
+	wait "$pid" || true
+	for i in $(seq 50); do
+		alive=0
+		for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ "$alive" -eq 0 ] && break
+		sleep 0.1
+	done
+	[ "$alive" -eq 0 ]
+}
+
+@test "closed downstream pipe ends quietly with status 0" {
+	games 3 30 > in.pos
+	run bash -c "uci-eval -d 1 -j 1 -e '$FAKE' in.pos 2>err | head -c 10 > /dev/null; echo \${PIPESTATUS[0]}"
+	assert_output 0
+	run grep -v "records:" err
+	assert_output ""
+}
+
+@test "--progress reports on stderr; zstd output with -z" {
+	games 1 10 > in.pos
+	run uci-eval -d 1 -j 1 -e "$FAKE" --progress -z in.pos -o out.zst
+	assert_success
+	assert_output --regexp "uci-eval: [0-9]+ records, [0-9.]+ positions/s, engines [01]/1 busy"
+	[ "$(head -c 4 out.zst | od -An -tx1 | tr -d ' ')" = "28b52ffd" ]
+	[ "$(posdump -c out.zst | cut -d' ' -f1)" -eq 10 ]
+}
+
+@test "--help, --version" {
+	run uci-eval --help
+	assert_success
+	assert_line --index 0 --partial "uci-eval [-fhkVz]"
+	run uci-eval --version
+	assert_success
+	assert_output --partial "uci-eval (posflow)"
+}
+
+@test "invalid calls: exit 2, usage on stderr, nothing on stdout" {
+	fens "$START" > in.pos
+	while read -r args; do
+		eval "set -- $args"
+		run bash -c 'uci-eval "$@" in.pos 2>/dev/null' _ "$@"
+		[ "$status" -eq 2 ] || { echo "status $status for: $args"; false; }
+		[ -z "$output" ] || { echo "stdout for: $args"; false; }
+		run bash -c 'uci-eval "$@" in.pos 2>&1 >/dev/null' _ "$@"
+		[[ "$output" == *"usage: uci-eval"* ]] || { echo "no usage for: $args"; false; }
+	done <<-'EOF'
+	-f
+	-d 0 -f
+	-d abc -f
+	-d 5 -n 100 -f
+	-n 0 -f
+	-t -5 -f
+	-d 3 -m 0 -f
+	-d 3 -m 501 -f
+	-d 3 -m some -f
+	-d 3 -k -f
+	-d 3 -j 0 -f
+	-d 3 -j x -f
+	-d 3 --retries -1 -f
+	-d 3 --timeout 0 -f
+	-d 3 --cache-mem lots -f
+	-d 3 --window 0 -f
+	-d 3 -O =1 -f
+	-d 3 --bogus -f
+	EOF
+}
