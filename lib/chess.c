@@ -285,6 +285,22 @@ attacked_by(const pf_board *b, int sq, int by, uint64_t occ)
 	return 0;
 }
 
+/* The pieces of colour by that attack sq given occupancy occ: the same
+   test as attacked_by(), without its early exits. */
+static inline uint64_t
+attackers_of(const pf_board *b, int sq, int by, uint64_t occ)
+{
+	uint64_t them = b->by_colour[by];
+
+	return ((pf_knight_att[sq] & b->by_type[PF_KNIGHT]) |
+	    (pf_pawn_att[!by][sq] & b->by_type[PF_PAWN]) |
+	    (pf_king_att[sq] & b->by_type[PF_KING]) |
+	    (pf_rook_attacks(sq, occ) & (b->by_type[PF_ROOK] |
+	    b->by_type[PF_QUEEN])) |
+	    (pf_bishop_attacks(sq, occ) & (b->by_type[PF_BISHOP] |
+	    b->by_type[PF_QUEEN]))) & them;
+}
+
 int
 pf_square_attacked(const pf_board *b, int sq, int by)
 {
@@ -359,12 +375,64 @@ pf_ep_capture_exists(const pf_board *b, int ep)
 
 /* ---- move generation ----------------------------------------------- */
 
-static inline pf_move *
-add_moves(pf_move *m, int from, uint64_t targets)
+/*
+ * Popcount for the serialising below: the instruction in the POPCNT build
+ * of the generator, a few shifts and a multiply in the baseline build
+ * (where __builtin_popcountll is a library call).
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GEN_POPCOUNT(b, fast) ((fast) ? __builtin_popcountll(b) : swar_popcount(b))
+#else
+#define GEN_POPCOUNT(b, fast) __builtin_popcountll(b)
+#endif
+
+static inline int
+swar_popcount(uint64_t b)
 {
+	b = b - ((b >> 1) & 0x5555555555555555ULL);
+	b = (b & 0x3333333333333333ULL) + ((b >> 2) & 0x3333333333333333ULL);
+	b = (b + (b >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+	return (int)((b * 0x0101010101010101ULL) >> 56);
+}
+
+/*
+ * The moves from one square to each of targets, in ascending order.
+ * Eight are written whether or not there are that many (the list has
+ * room: PF_MAX_MOVES is 38 more than the most legal moves known), and
+ * the end moves by the count: how many targets a piece has is not
+ * predictable, and a loop that stops after each one costs a
+ * misprediction per piece.  Rarely more than eight follow in a loop.
+ * A lowest bit of 0 is taken as 63 (the garbage past the end).
+ */
+#define SERIALISE_ONE(m, k, base, t) \
+	((m)[k] = (pf_move)((base) | __builtin_ctzll((t) | 1ULL << 63) << 6), \
+	(t) &= (t) - 1)
+
+static inline __attribute__((always_inline)) pf_move *
+add_moves(pf_move *m, int from, uint64_t targets, int fast, int batch)
+{
+	pf_move *end;
+
+	if (!batch) {
+		while (targets)
+			*m++ = PF_MAKE_MOVE(from, pop_lsb(&targets),
+			    PF_MK_NORMAL, 0);
+		return m;
+	}
+	end = m + GEN_POPCOUNT(targets, fast);
+
+	SERIALISE_ONE(m, 0, from, targets);
+	SERIALISE_ONE(m, 1, from, targets);
+	SERIALISE_ONE(m, 2, from, targets);
+	SERIALISE_ONE(m, 3, from, targets);
+	SERIALISE_ONE(m, 4, from, targets);
+	SERIALISE_ONE(m, 5, from, targets);
+	SERIALISE_ONE(m, 6, from, targets);
+	SERIALISE_ONE(m, 7, from, targets);
+	m += 8;
 	while (targets)
 		*m++ = PF_MAKE_MOVE(from, pop_lsb(&targets), PF_MK_NORMAL, 0);
-	return m;
+	return end;
 }
 
 static inline pf_move *
@@ -377,17 +445,36 @@ add_promotions(pf_move *m, int from, int to)
 	return m;
 }
 
-static inline pf_move *
-add_pawn_targets(pf_move *m, uint64_t targets, int delta, uint64_t promo)
+/*
+ * Pawn moves set-wise: targets are destinations, each from to - delta.
+ * The first `ahead` are written unconditionally (see add_moves).
+ */
+static inline __attribute__((always_inline)) pf_move *
+add_pawn_targets(pf_move *m, uint64_t targets, int delta, uint64_t promo,
+    int ahead, int fast, int batch)
 {
 	uint64_t p = targets & promo;
+	pf_move *end;
+	int k;
 
 	targets &= ~promo;
+	if (!batch)
+		ahead = 0;
+	end = batch ? m + GEN_POPCOUNT(targets, fast) : NULL;
+	for (k = 0; k < ahead; k++) {
+		int to = __builtin_ctzll(targets | 1ULL << 63);
+
+		m[k] = (pf_move)((to - delta) | to << 6);
+		targets &= targets - 1;
+	}
+	m += ahead;
 	while (targets) {
 		int to = pop_lsb(&targets);
 
 		*m++ = PF_MAKE_MOVE(to - delta, to, PF_MK_NORMAL, 0);
 	}
+	if (batch)
+		m = end;
 	while (p) {
 		int to = pop_lsb(&p);
 
@@ -423,8 +510,17 @@ castle_legal(const pf_board *b, int us, int rsq, uint64_t occ)
 	return 1;
 }
 
-int
-pf_gen_legal(const pf_board *b, pf_move *moves)
+/*
+ * The generator, in builds for each CPU (fast: the POPCNT instruction) and
+ * two ways of writing the moves (batch: eight at a time and branch-free
+ * king steps, for pf_gen_legal, which filters call on unrelated boards
+ * whose move counts the branch predictor cannot learn; not batch: one
+ * loop iteration per move, for perft, whose positions repeat their shapes
+ * and where the extra writes would cost more than they save).  The moves
+ * and their order are the same in every build.
+ */
+static inline __attribute__((always_inline)) int
+gen_legal_impl(const pf_board *b, pf_move *moves, int fast, int batch)
 {
 	int us = b->stm, them = !us, ksq = b->king_sq[us], from;
 	uint64_t own = b->by_colour[us], enemy = b->by_colour[them];
@@ -433,12 +529,16 @@ pf_gen_legal(const pf_board *b, pf_move *moves)
 	uint64_t rank3, promo, diag, orth;
 	pf_move *m = moves;
 
-	/* King steps. */
+	/* King steps (batch: branch-free, whether a square is attacked,
+	   and by what, is not predictable). */
 	t = pf_king_att[ksq] & ~own;
 	while (t) {
 		int to = pop_lsb(&t);
 
-		if (!attacked_by(b, to, them, kocc))
+		if (batch) {
+			*m = PF_MAKE_MOVE(ksq, to, PF_MK_NORMAL, 0);
+			m += !attackers_of(b, to, them, kocc);
+		} else if (!attacked_by(b, to, them, kocc))
 			*m++ = PF_MAKE_MOVE(ksq, to, PF_MK_NORMAL, 0);
 	}
 	if (b->checkers) {
@@ -454,32 +554,34 @@ pf_gen_legal(const pf_board *b, pf_move *moves)
 	bb = b->by_type[PF_KNIGHT] & own & ~pinned;
 	while (bb) {
 		from = pop_lsb(&bb);
-		m = add_moves(m, from, pf_knight_att[from] & target);
+		m = add_moves(m, from, pf_knight_att[from] & target, fast, batch);
 	}
 	diag = (b->by_type[PF_BISHOP] | b->by_type[PF_QUEEN]) & own;
 	orth = (b->by_type[PF_ROOK] | b->by_type[PF_QUEEN]) & own;
 	bb = diag & ~pinned;
 	while (bb) {
 		from = pop_lsb(&bb);
-		m = add_moves(m, from, pf_bishop_attacks(from, occ) & target);
+		m = add_moves(m, from, pf_bishop_attacks(from, occ) & target,
+		    fast, batch);
 	}
 	bb = orth & ~pinned;
 	while (bb) {
 		from = pop_lsb(&bb);
-		m = add_moves(m, from, pf_rook_attacks(from, occ) & target);
+		m = add_moves(m, from, pf_rook_attacks(from, occ) & target,
+		    fast, batch);
 	}
 	if (pinned && !b->checkers) {
 		bb = diag & pinned;
 		while (bb) {
 			from = pop_lsb(&bb);
 			m = add_moves(m, from, pf_bishop_attacks(from, occ) &
-			    target & pf_line[ksq][from]);
+			    target & pf_line[ksq][from], fast, batch);
 		}
 		bb = orth & pinned;
 		while (bb) {
 			from = pop_lsb(&bb);
 			m = add_moves(m, from, pf_rook_attacks(from, occ) &
-			    target & pf_line[ksq][from]);
+			    target & pf_line[ksq][from], fast, batch);
 		}
 	}
 
@@ -493,10 +595,11 @@ pf_gen_legal(const pf_board *b, pf_move *moves)
 		dbl = ((single & rank3) << 8) & empty & target;
 		left = ((bb & ~0x0101010101010101ULL) << 7) & enemy & target;
 		right = ((bb & ~0x8080808080808080ULL) << 9) & enemy & target;
-		m = add_pawn_targets(m, single & target, 8, promo);
-		m = add_pawn_targets(m, dbl, 16, 0);
-		m = add_pawn_targets(m, left, 7, promo);
-		m = add_pawn_targets(m, right, 9, promo);
+		m = add_pawn_targets(m, single & target, 8, promo, 8,
+		    fast, batch);
+		m = add_pawn_targets(m, dbl, 16, 0, 2, fast, batch);
+		m = add_pawn_targets(m, left, 7, promo, 2, fast, batch);
+		m = add_pawn_targets(m, right, 9, promo, 2, fast, batch);
 	} else {
 		rank3 = 0xFFULL << 40;
 		promo = 0xFFULL;
@@ -505,10 +608,11 @@ pf_gen_legal(const pf_board *b, pf_move *moves)
 		dbl = ((single & rank3) >> 8) & empty & target;
 		left = ((bb & ~0x0101010101010101ULL) >> 9) & enemy & target;
 		right = ((bb & ~0x8080808080808080ULL) >> 7) & enemy & target;
-		m = add_pawn_targets(m, single & target, -8, promo);
-		m = add_pawn_targets(m, dbl, -16, 0);
-		m = add_pawn_targets(m, left, -9, promo);
-		m = add_pawn_targets(m, right, -7, promo);
+		m = add_pawn_targets(m, single & target, -8, promo, 8,
+		    fast, batch);
+		m = add_pawn_targets(m, dbl, -16, 0, 2, fast, batch);
+		m = add_pawn_targets(m, left, -9, promo, 2, fast, batch);
+		m = add_pawn_targets(m, right, -7, promo, 2, fast, batch);
 	}
 	if (pinned & pawns && !b->checkers) {
 		int up = us == PF_WHITE ? 8 : -8;
@@ -560,19 +664,123 @@ pf_gen_legal(const pf_board *b, pf_move *moves)
 	return (int)(m - moves);
 }
 
+static int
+gen_generic(const pf_board *b, pf_move *moves)
+{
+	return gen_legal_impl(b, moves, 0, 1);
+}
+
+static int
+gen_perft_generic(const pf_board *b, pf_move *moves)
+{
+	return gen_legal_impl(b, moves, 0, 0);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("popcnt"))) static int
+gen_popcnt(const pf_board *b, pf_move *moves)
+{
+	return gen_legal_impl(b, moves, 1, 1);
+}
+
+__attribute__((target("popcnt"))) static int
+gen_perft_popcnt(const pf_board *b, pf_move *moves)
+{
+	return gen_legal_impl(b, moves, 1, 0);
+}
+#endif
+
+/* Chosen at start-up (pf_chess_pick_popcount). */
+static int (*gen_fn)(const pf_board *, pf_move *) = gen_generic;
+
+int
+pf_gen_legal(const pf_board *b, pf_move *moves)
+{
+	return gen_fn(b, moves);
+}
+
+/*
+ * 1 if m is in pf_gen_legal's list, decided for m alone: the rules the
+ * generator applies to the moving piece (pseudo-legal targets, the check
+ * mask, the pin line, the king's safety, the en passant and castling
+ * tests), without generating the other moves.  A move code the generator
+ * never writes (promotion bits on a move that is not a promotion, a
+ * promotion that does not reach the last rank) is not legal.
+ */
 int
 pf_is_legal(const pf_board *b, pf_move m)
 {
-	pf_move list[PF_MAX_MOVES];
-	int i, n;
+	int us = b->stm, them = !us, ksq = b->king_sq[us];
+	int from = PF_MOVE_FROM(m), to = PF_MOVE_TO(m), kind = PF_MOVE_KIND(m);
+	uint64_t own = b->by_colour[us], enemy = b->by_colour[them];
+	uint64_t occ = own | enemy, fromb = 1ULL << from, tob = 1ULL << to;
+	uint64_t target, targets, promo;
+	int type;
 
-	if (m == PF_MOVE_NONE)
+	if (m == PF_MOVE_NONE || !(own & fromb))
 		return 0;
-	n = pf_gen_legal(b, list);
-	for (i = 0; i < n; i++)
-		if (list[i] == m)
-			return 1;
-	return 0;
+	if (kind != PF_MK_PROMOTION && (m >> 14) != 0)
+		return 0;
+	type = PF_PIECE_TYPE(b->squares[from]);
+	if (kind == PF_MK_CASTLE)
+		return from == ksq && (b->castle_rooks & own & tob) &&
+		    !b->checkers && castle_legal(b, us, to, occ);
+	if (kind == PF_MK_ENPASSANT)
+		return type == PF_PAWN && b->ep != PF_SQ_NONE && to == b->ep &&
+		    (pf_pawn_att[them][to] & fromb) && ep_legal(b, from, to);
+	if (type == PF_KING)
+		return kind == PF_MK_NORMAL && from == ksq &&
+		    (pf_king_att[from] & ~own & tob) &&
+		    !attacked_by(b, to, them, occ ^ fromb);
+
+	/* Any other piece: only a single check can be answered, by a
+	   capture of the checker or a block. */
+	if (b->checkers) {
+		if (b->checkers & (b->checkers - 1))
+			return 0;
+		target = pf_between[ksq][__builtin_ctzll(b->checkers)] |
+		    b->checkers;
+	} else
+		target = ~own;
+	if (pinned_pieces(b, us) & fromb) {
+		if (b->checkers)
+			return 0;
+		target &= pf_line[ksq][from];
+	}
+	switch (type) {
+	case PF_PAWN: {
+		int up = us == PF_WHITE ? 8 : -8;
+		uint64_t start = us == PF_WHITE ? 0xFFULL << 8 : 0xFFULL << 48;
+
+		promo = us == PF_WHITE ? 0xFFULL << 56 : 0xFFULL;
+		targets = pf_pawn_att[us][from] & enemy;
+		if (!(occ >> (from + up) & 1)) {
+			targets |= 1ULL << (from + up);
+			if ((start & fromb) && !(occ >> (from + 2 * up) & 1))
+				targets |= 1ULL << (from + 2 * up);
+		}
+		if (!(targets & target & tob))
+			return 0;
+		return (promo & tob) ? kind == PF_MK_PROMOTION :
+		    kind == PF_MK_NORMAL;
+	}
+	case PF_KNIGHT:
+		targets = pf_knight_att[from];
+		break;
+	case PF_BISHOP:
+		targets = pf_bishop_attacks(from, occ);
+		break;
+	case PF_ROOK:
+		targets = pf_rook_attacks(from, occ);
+		break;
+	case PF_QUEEN:
+		targets = pf_bishop_attacks(from, occ) |
+		    pf_rook_attacks(from, occ);
+		break;
+	default:
+		return 0;
+	}
+	return kind == PF_MK_NORMAL && (targets & target & tob) != 0;
 }
 
 /* ---- make / unmake ------------------------------------------------- */
@@ -769,6 +977,26 @@ pf_board_compute_key(const pf_board *b)
 	return key;
 }
 
+uint64_t
+pf_board_compute_key_consistent(const pf_board *b)
+{
+	uint64_t key = 0, bb = b->by_colour[0] | b->by_colour[1];
+	int sq;
+
+	while (bb) {
+		sq = pop_lsb(&bb);
+		key ^= pf_zobrist_piece[b->squares[sq] & 15][sq];
+	}
+	bb = b->castle_rooks;
+	while (bb)
+		key ^= pf_zobrist_castle[pop_lsb(&bb)];
+	if (b->ep != PF_SQ_NONE)
+		key ^= pf_zobrist_ep[b->ep & 7];
+	if (b->stm == PF_BLACK)
+		key ^= pf_zobrist_side;
+	return key;
+}
+
 void
 pf_board_refresh(pf_board *b)
 {
@@ -941,7 +1169,8 @@ count_legal_impl(const pf_board *b)
 
 static inline __attribute__((always_inline)) uint64_t
 perft_impl(pf_board *b, int depth, int (*count)(const pf_board *),
-    uint64_t (*recurse)(pf_board *, int))
+    uint64_t (*recurse)(pf_board *, int),
+    int (*gen)(const pf_board *, pf_move *))
 {
 	pf_move moves[PF_MAX_MOVES];
 	pf_undo u;
@@ -950,7 +1179,7 @@ perft_impl(pf_board *b, int depth, int (*count)(const pf_board *),
 
 	if (depth == 1)
 		return (uint64_t)count(b);
-	n = pf_gen_legal(b, moves);
+	n = gen(b, moves);
 	if (depth == 2) {
 		for (i = 0; i < n; i++) {
 			pf_make_move(b, moves[i], &u);
@@ -982,7 +1211,8 @@ count_generic(const pf_board *b)
 static uint64_t
 perft_generic(pf_board *b, int depth)
 {
-	return perft_impl(b, depth, count_generic, perft_generic);
+	return perft_impl(b, depth, count_generic, perft_generic,
+	    gen_perft_generic);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -995,7 +1225,8 @@ count_popcnt(const pf_board *b)
 __attribute__((target("popcnt"))) static uint64_t
 perft_popcnt(pf_board *b, int depth)
 {
-	return perft_impl(b, depth, count_popcnt, perft_popcnt);
+	return perft_impl(b, depth, count_popcnt, perft_popcnt,
+	    gen_perft_popcnt);
 }
 #endif
 
@@ -1010,6 +1241,7 @@ pf_chess_pick_popcount(void)
 	if (__builtin_cpu_supports("popcnt")) {
 		count_fn = count_popcnt;
 		perft_fn = perft_popcnt;
+		gen_fn = gen_popcnt;
 	}
 #endif
 }

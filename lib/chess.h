@@ -209,6 +209,9 @@ void	pf_board_clear(pf_board *b);
 void	pf_board_put_piece(pf_board *b, int sq, uint8_t piece);
 void	pf_board_refresh(pf_board *b);
 uint64_t pf_board_compute_key(const pf_board *b);
+/* The same key for a board whose squares agree with its bitboards (every
+   board pf_board_validate accepts), from the occupied squares only. */
+uint64_t pf_board_compute_key_consistent(const pf_board *b);
 /* Attacks of a rook / bishop on sq with the given occupancy. */
 uint64_t pf_rook_attacks(int sq, uint64_t occ);
 uint64_t pf_bishop_attacks(int sq, uint64_t occ);

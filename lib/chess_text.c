@@ -42,10 +42,59 @@ sq_name(int sq, char out[3])
 	out[2] = '\0';
 }
 
+/*
+ * The build targets baseline x86-64, where __builtin_popcountll is a
+ * library call: a few shifts and one multiply are cheaper, unless the
+ * compiler may use the POPCNT instruction.
+ */
 static inline int
 popcount(uint64_t b)
 {
+#if defined(__POPCNT__)
 	return __builtin_popcountll(b);
+#else
+	b = b - ((b >> 1) & 0x5555555555555555ULL);
+	b = (b & 0x3333333333333333ULL) + ((b >> 2) & 0x3333333333333333ULL);
+	b = (b + (b >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+	return (int)((b * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
+/* 1 if b has at most one bit set. */
+static inline int
+at_most_one(uint64_t b)
+{
+	return (b & (b - 1)) == 0;
+}
+
+/* Little-endian u64 load and store: one instruction on a little-endian
+   host, bytes elsewhere. */
+static inline uint64_t
+get64le(const uint8_t *p)
+{
+	uint64_t v;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&v, p, 8);
+#else
+	int k;
+
+	for (v = 0, k = 0; k < 8; k++)
+		v |= (uint64_t)p[k] << (8 * k);
+#endif
+	return v;
+}
+
+static inline void
+put64le(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 8);
+#else
+	int k;
+
+	for (k = 0; k < 8; k++)
+		p[k] = (uint8_t)(v >> (8 * k));
+#endif
 }
 
 /* ---- validation ---------------------------------------------------- */
@@ -512,22 +561,38 @@ void
 pf_board_pack(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
 {
 	uint64_t occ = b->by_colour[0] | b->by_colour[1], bb = occ;
-	int i = 0, k;
+	uint64_t lo = 0, hi = 0, cr = b->castle_rooks & occ;
+	int i, sq;
 
-	memset(out, 0, PF_PACKED_SIZE);
-	for (k = 0; k < 8; k++)
-		out[k] = (uint8_t)(occ >> (8 * k));
-	while (bb && i < 32) {
-		int sq = __builtin_ctzll(bb);
-		uint8_t pc = b->squares[sq], nib;
-
+	/* The nibbles go into two 64-bit words, 16 in each, written out
+	   little-endian at the end. */
+	for (i = 0; bb && i < 16; i++) {
+		sq = __builtin_ctzll(bb);
 		bb &= bb - 1;
-		nib = pc & 15;
-		if (b->castle_rooks >> sq & 1)
-			nib = (uint8_t)(6 | (PF_PIECE_COLOUR(pc) << 3));
-		out[8 + i / 2] |= (uint8_t)(i & 1 ? nib << 4 : nib);
-		i++;
+		lo |= (uint64_t)(b->squares[sq] & 15) << (4 * i);
 	}
+	for (; bb && i < 32; i++) {
+		sq = __builtin_ctzll(bb);
+		bb &= bb - 1;
+		hi |= (uint64_t)(b->squares[sq] & 15) << (4 * (i - 16));
+	}
+	/* A rook that carries a castling right is type 6 (the colour bit
+	   kept); its nibble is the one of its rank among the pieces. */
+	while (cr) {
+		uint64_t *w, mask;
+
+		sq = __builtin_ctzll(cr);
+		cr &= cr - 1;
+		i = popcount(occ & ((1ULL << sq) - 1));
+		if (i >= 32)
+			continue;
+		w = i < 16 ? &lo : &hi;
+		mask = 7ULL << (4 * (i & 15));
+		*w = (*w & ~mask) | 6ULL << (4 * (i & 15));
+	}
+	put64le(out, occ);
+	put64le(out + 8, lo);
+	put64le(out + 16, hi);
 	out[24] = (uint8_t)((b->stm == PF_BLACK ? 0x80 : 0) |
 	    (b->ep < 64 ? b->ep : 64));
 	out[25] = b->rule50;
@@ -535,8 +600,145 @@ pf_board_pack(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
 	out[27] = (uint8_t)(b->fullmove >> 8);
 }
 
+static int	unpack_careful(pf_board *, const uint8_t [PF_PACKED_SIZE],
+		    int, char *, size_t);
+
+#define RANK_1	0xFFULL
+#define RANK_8	(0xFFULL << 56)
+
+/*
+ * The fast path of pf_board_unpack(): the same board, validated with a few
+ * bitboard operations instead of loops and the full pf_board_validate().
+ * It accepts exactly the positions the careful path accepts, or fewer:
+ * 0 and *b filled, or -1 (the careful path then decides, and names the
+ * problem).  Every check of the careful path has its counterpart here:
+ *   - at most 32 pieces, no piece code 7 or 15, no nibble after the last
+ *     piece (the nibble words shifted past the pieces are 0);
+ *   - one king of each colour; no pawn on the first or last rank; at most
+ *     16 pieces and 8 pawns a side (validate_material);
+ *   - an en passant square: 64 (none) or a possible one (ep_possible);
+ *   - the side not to move not in check, at most two checkers;
+ *   - castling rooks: only on the first and last ranks, each a rook of
+ *     the colour of its rank, with that colour's king on the same rank,
+ *     at most one on each side of the king.
+ * The board arrays are consistent by construction (each square gets
+ * exactly one type and colour).
+ */
+static int
+unpack_fast(pf_board *b, const uint8_t in[PF_PACKED_SIZE], int chess960)
+{
+	uint64_t occ = get64le(in), lo = get64le(in + 8), hi = get64le(in + 16);
+	uint64_t bb = occ, bt[8] = { 0 }, black = 0, castle = 0, bit, nib;
+	uint64_t white, kings, pawns, cr, rooks, below;
+	int n = popcount(occ), i, sq, t, c, ep, bad7 = 0, ksq;
+	pf_board nb;
+
+	if (n > 32)
+		return -1;
+	/* Nothing after the last piece's nibble. */
+	if (n < 16 ? (n > 0 ? lo >> (4 * n) : lo) != 0 || hi != 0 :
+	    n < 32 && (n > 16 ? hi >> (4 * (n - 16)) : hi) != 0)
+		return -1;
+	pf_board_clear(&nb);
+	for (i = 0; bb; i++) {
+		sq = __builtin_ctzll(bb);
+		bit = bb & (0 - bb);
+		bb &= bb - 1;
+		nib = (i < 16 ? lo >> (4 * i) : hi >> (4 * (i - 16))) & 15;
+		t = (int)(nib & 7);
+		c = (int)(nib >> 3);
+		bad7 |= t == 7;
+		if (t == 6) {
+			castle |= bit;
+			t = PF_ROOK;
+		}
+		bt[t] |= bit;
+		black |= (uint64_t)c << sq;
+		nb.squares[sq] = PF_PIECE(c, t);
+	}
+	if (bad7)
+		return -1;
+	white = occ & ~black;
+	for (t = 0; t < 6; t++)
+		nb.by_type[t] = bt[t];
+	nb.by_colour[PF_WHITE] = white;
+	nb.by_colour[PF_BLACK] = black;
+	nb.castle_rooks = castle;
+
+	/* Material. */
+	kings = bt[PF_KING];
+	pawns = bt[PF_PAWN];
+	if (!(kings & white) || !at_most_one(kings & white) ||
+	    !(kings & black) || !at_most_one(kings & black) ||
+	    (pawns & (RANK_1 | RANK_8)) || popcount(white) > 16 ||
+	    popcount(black) > 16 || popcount(pawns & white) > 8 ||
+	    popcount(pawns & black) > 8)
+		return -1;
+	nb.king_sq[PF_WHITE] = (uint8_t)__builtin_ctzll(kings & white);
+	nb.king_sq[PF_BLACK] = (uint8_t)__builtin_ctzll(kings & black);
+
+	nb.stm = in[24] >> 7;
+	ep = in[24] & 0x7F;
+	nb.rule50 = in[25];
+	nb.fullmove = (uint16_t)(in[26] | in[27] << 8);
+	if (nb.fullmove == 0)
+		nb.fullmove = 1;
+	if (ep > 64 || (ep < 64 && !ep_possible(&nb, ep)))
+		return -1;
+	nb.ep = (uint8_t)ep;
+
+	/* Castling rooks. */
+	rooks = bt[PF_ROOK];
+	if ((castle & ~(RANK_1 | RANK_8)) ||
+	    (castle & RANK_1 & ~(rooks & white)) ||
+	    (castle & RANK_8 & ~(rooks & black)))
+		return -1;
+	for (c = 0; c < 2; c++) {
+		cr = castle & (c == PF_WHITE ? RANK_1 : RANK_8);
+		if (!cr)
+			continue;
+		ksq = nb.king_sq[c];
+		if (!((1ULL << ksq) & (c == PF_WHITE ? RANK_1 : RANK_8)))
+			return -1;
+		below = cr & ((1ULL << ksq) - 1);
+		if (!at_most_one(below) || !at_most_one(cr & ~below))
+			return -1;
+	}
+	nb.chess960 = (uint8_t)(chess960 || !castling_is_standard(&nb));
+
+	/* Checks: none against the side not to move, at most two against
+	   the side to move. */
+	if (pf_square_attacked(&nb, nb.king_sq[!nb.stm], nb.stm))
+		return -1;
+	nb.checkers = pf_attackers_to(&nb, nb.king_sq[nb.stm], occ) &
+	    nb.by_colour[!nb.stm];
+	bb = nb.checkers & (nb.checkers - 1);	/* without the first */
+	if (bb & (bb - 1))
+		return -1;
+	/* As a FEN: a possible ep square that allows no legal capture is
+	   dropped. */
+	if (nb.ep != PF_SQ_NONE && !pf_ep_capture_exists(&nb, nb.ep))
+		nb.ep = PF_SQ_NONE;
+	nb.key = pf_board_compute_key_consistent(&nb);
+	*b = nb;
+	return 0;
+}
+
 int
 pf_board_unpack(pf_board *b, const uint8_t in[PF_PACKED_SIZE], int chess960,
+    char *err, size_t errlen)
+{
+	if (unpack_fast(b, in, chess960) == 0)
+		return 0;
+	return unpack_careful(b, in, chess960, err, errlen);
+}
+
+/*
+ * The careful path: builds the board piece by piece and validates it with
+ * pf_board_validate(), naming the first problem.
+ */
+static int
+unpack_careful(pf_board *b, const uint8_t in[PF_PACKED_SIZE], int chess960,
     char *err, size_t errlen)
 {
 	uint64_t occ = 0, bb;

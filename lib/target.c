@@ -28,10 +28,16 @@ struct pf_target {
 	uint8_t used[PF_MAX_MOVES];	/* legal[i] is in the table */
 	int nlegal;
 	pf_move legal[PF_MAX_MOVES];
+	pf_move tmove[PF_MAX_MOVES];	/* the table's moves, table order */
+	/* A pf_movescores given to pf_target_policy(), in the encoded
+	   layout that both entry points then read. */
+	uint8_t raw[PF_MAX_MOVES * PF_MOVESCORE_SIZE];
 	int32_t cp[PF_MAX_MOVES];
 	int order[PF_MAX_MOVES];
 	double prob[PF_MAX_MOVES];
 	double sorted[PF_MAX_MOVES];
+	int params_ok;			/* params_ok(&params), once */
+	uint16_t ndrop[PF_MAX_MOVES + 1];	/* zeman: moves dropped of n */
 	char err[160];
 };
 
@@ -188,6 +194,13 @@ pf_policy_probs(const pf_policy_params *p, const int32_t *cp, int n,
  * where the deficit runs out gets its quantum, and only that boundary
  * bucket is ranked exactly.  w must be finite and non-negative, with a
  * positive sum; 0 stays 0.
+ *
+ * x_i is computed as a 32.32 fixed-point number in one step:
+ * w_i * (scale * 2^32) is exactly (w_i * scale) * 2^32, because a power
+ * of two factor does not change the rounding of a normal result (and a
+ * result too small to be normal has a remainder of 0 either way), so its
+ * integer part is floor(x_i) and its low 32 bits are
+ * floor(frac(x_i) * 2^32), the remainder.
  */
 static void
 quantize(const double *w, int n, double scale, uint16_t *q)
@@ -197,27 +210,29 @@ quantize(const double *w, int n, double scale, uint16_t *q)
 	int idx[PF_MAX_MOVES], edge[PF_MAX_MOVES];
 	long total = 0, deficit, acc;
 	int i, j, k, nc = 0, ne = 0, thr, need, rank;
-	double x, f;
+	const double scale32 = scale * 4294967296.0;
+	const double max32 = (double)PF_POLICY_QUANTA * 4294967296.0;
+	double x;
+	uint64_t u;
 
+	memset(count, 0, sizeof(count));
 	for (i = 0; i < n; i++) {
-		x = w[i] * scale;
-		if (x > PF_POLICY_QUANTA)
-			x = PF_POLICY_QUANTA;
-		f = (double)(long)x;		/* floor: x >= 0 */
-		q[i] = (uint16_t)f;
+		x = w[i] * scale32;
+		if (x > max32)
+			x = max32;
+		u = (uint64_t)(int64_t)x;	/* floor: 0 <= x < 2^48 */
+		q[i] = (uint16_t)(u >> 32);
 		total += q[i];
-		if (w[i] > 0) {
-			rem[nc] = (uint32_t)((x - f) * 4294967296.0);
-			idx[nc++] = i;
-		}
+		/* Branch-free: a candidate is any positive weight. */
+		rem[nc] = (uint32_t)u;
+		idx[nc] = i;
+		count[(uint32_t)u >> (32 - RBUCKET_BITS)] += w[i] > 0;
+		nc += w[i] > 0;
 	}
 	deficit = PF_POLICY_QUANTA - total;
 	if (deficit == 0 || nc == 0)
 		return;
 	if (deficit > 0 && deficit < nc) {
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < nc; i++)
-			count[rem[i] >> (32 - RBUCKET_BITS)]++;
 		for (thr = RBUCKETS - 1, acc = 0; acc + count[thr] < deficit;
 		    thr--)
 			acc += count[thr];
@@ -268,6 +283,61 @@ quantize(const double *w, int n, double scale, uint16_t *q)
 	}
 }
 
+/*
+ * quantize() for weights that are all positive (every one a candidate,
+ * so no index map): the policy path, where the zero tail is cut off
+ * before.  The same result as quantize().
+ */
+static void
+quantize_positive(const double *w, int n, double scale, uint16_t *q)
+{
+	uint32_t rem[PF_MAX_MOVES];
+	uint16_t count[RBUCKETS];
+	int edge[PF_MAX_MOVES];
+	long total = 0, deficit, acc;
+	int i, j, ne = 0, thr, need, rank;
+	const double scale32 = scale * 4294967296.0;
+	const double max32 = (double)PF_POLICY_QUANTA * 4294967296.0;
+	double x;
+	uint64_t u;
+
+	memset(count, 0, sizeof(count));
+	for (i = 0; i < n; i++) {
+		x = w[i] * scale32;
+		if (x > max32)
+			x = max32;
+		u = (uint64_t)(int64_t)x;	/* floor: 0 <= x < 2^48 */
+		q[i] = (uint16_t)(u >> 32);
+		total += (long)(u >> 32);
+		rem[i] = (uint32_t)u;
+		count[(uint32_t)u >> (32 - RBUCKET_BITS)]++;
+	}
+	deficit = PF_POLICY_QUANTA - total;
+	if (deficit == 0)
+		return;
+	if (deficit < 0 || deficit >= n) {
+		quantize(w, n, scale, q);
+		return;
+	}
+	for (thr = RBUCKETS - 1, acc = 0; acc + count[thr] < deficit; thr--)
+		acc += count[thr];
+	need = (int)(deficit - acc);	/* from bucket thr */
+	for (i = 0; i < n; i++) {
+		int b = (int)(rem[i] >> (32 - RBUCKET_BITS));
+
+		q[i] += b > thr;
+		edge[ne] = i;
+		ne += b == thr;
+	}
+	for (i = 0; i < ne; i++) {
+		rank = 0;
+		for (j = 0; j < ne; j++)
+			rank += rem[edge[j]] > rem[edge[i]] ||
+			    (rem[edge[j]] == rem[edge[i]] && j < i);
+		q[edge[i]] += rank < need;
+	}
+}
+
 int
 pf_policy_quantize(const double *prob, int n, uint16_t *q)
 {
@@ -291,9 +361,17 @@ pf_target_new(const pf_policy_params *params)
 {
 	pf_target *t;
 
+	int n, d;
+
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return NULL;
 	t->params = *params;
+	t->params_ok = params_ok(params);
+	/* floor(drop * n) for every table size, once (see zeman()). */
+	for (n = 0; n <= PF_MAX_MOVES; n++) {
+		d = t->params_ok ? (int)floor(params->drop * n + DROP_EPS) : 0;
+		t->ndrop[n] = (uint16_t)(d > n - 1 ? (n > 0 ? n - 1 : 0) : d);
+	}
 	return t;
 }
 
@@ -350,31 +428,134 @@ find_legal(const pf_target *t, int nlegal, pf_move m)
 	return -1;
 }
 
-int
-pf_target_policy(pf_target *t, const pf_board *b, const pf_movescores *s,
-    pf_policy *out)
+/*
+ * Zeman weights of a table already in score order (cp non-increasing), the
+ * same arithmetic as zeman() with order[i] = i, into w[0..n-1]; returns
+ * their sum.
+ */
+static double
+zeman_sorted(const pf_target *t, const int32_t *cp, int n, double *w)
+{
+	int i, kept = n - t->ndrop[n];
+	double max = cp[0], min = cp[kept - 1], range = max - min, inv, x, v;
+	double sum = 0, power = t->params.power;
+
+	if (range > 0) {
+		inv = 1.0 / range;
+		if (power == 4.0) {
+			for (i = 0; i < kept; i++) {
+				x = (cp[i] - min) * inv;
+				v = (x * x) * (x * x);
+				w[i] = v;
+				sum += v;
+			}
+		} else {
+			for (i = 0; i < kept; i++) {
+				x = (cp[i] - min) * inv;
+				v = pow(x, power);
+				w[i] = v;
+				sum += v;
+			}
+		}
+	} else {
+		/* All kept scores equal: x = 1, and 1^power is 1. */
+		v = power == 4.0 ? 1.0 : pow(1.0, power);
+		for (i = 0; i < kept; i++) {
+			w[i] = v;
+			sum += v;
+		}
+	}
+	for (i = kept; i < n; i++)
+		w[i] = 0;
+	if (sum > 0)
+		return sum;
+	for (i = 0; i < kept; i++)
+		w[i] = 1;
+	return kept;
+}
+
+/*
+ * The usual case, without a search: every table move is a distinct
+ * legal non-promotion move with a known score kind.  The table's moves go
+ * into a square-indexed slot table; one pass over the legal moves then
+ * finds which are in the table and writes the others, in generation
+ * order, after the table's n places in outmove.  0, or -1 when any of
+ * the conditions does not hold (the caller then takes the careful path,
+ * which finds the first problem in table order and names it).
+ *
+ * Two table moves with the same squares are refused here (only
+ * promotions share squares), so each slot names one table move, and a
+ * legal move is in the table exactly when its slot names a table move
+ * equal to it.  Distinct legal moves are distinct codes, so n such hits
+ * mean every table move is legal.
+ */
+static int
+match_fast(pf_target *t, const uint8_t *raw, int n, int nlegal,
+    pf_move *outmove, int *unsorted)
+{
+	uint32_t *restrict slot = t->slot;
+	pf_move *restrict tmove = t->tmove;
+	const pf_move *restrict legal = t->legal;
+	int32_t *restrict cp = t->cp;
+	uint32_t gen, e;
+	int i, j, r, matched = 0, bad = 0, down = 0;
+	int32_t prev = INT32_MAX;
+	unsigned k;
+
+	if (++t->gen > GEN_MAX) {
+		memset(t->slot, 0, sizeof(t->slot));
+		t->gen = 1;
+	}
+	gen = t->gen;
+	for (j = 0; j < n; j++, raw += PF_MOVESCORE_SIZE) {
+		pf_move m = pf_get16(raw);
+		int32_t score = (int32_t)pf_get32(raw + 4);
+
+		k = MOVE_KEY(m);
+		bad |= (slot[k] >> 8) == gen;		/* same squares twice */
+		bad |= PF_MOVE_KIND(m) == PF_MK_PROMOTION;
+		slot[k] = gen << 8 | (uint32_t)j;
+		tmove[j] = m;
+		/* The table order is the usual final order (see
+		   policy_core()). */
+		outmove[j] = m;
+		if (raw[2] != PF_SCORE_CP) {
+			bad |= raw[2] != PF_SCORE_MATE;
+			score = pf_score_cp(PF_SCORE_MATE, score);
+		}
+		cp[j] = score;
+		down |= prev < score;
+		prev = score;
+	}
+	/* Branch-free: which legal moves the table lacks is random.  When
+	   the table is bad, r can pass PF_MAX_MOVES: the mask keeps the
+	   writes inside outmove, whose contents are then discarded. */
+	for (i = 0, r = n; i < nlegal; i++) {
+		pf_move m = legal[i];
+		int hit;
+
+		e = slot[MOVE_KEY(m)];
+		hit = ((e >> 8) == gen) & (tmove[e & 0xFF] == m);
+		matched += hit;
+		outmove[r & (PF_MAX_MOVES - 1)] = m;
+		r += !hit;
+	}
+	*unsorted = down;
+	return bad || matched != n ? -1 : 0;
+}
+
+/*
+ * The careful path (the table may be bad): each table move is looked up
+ * in the legal moves, in table order, and the first problem is named.
+ * Fills t->used and t->cp.  0, or -1 with the reason in t->err.
+ */
+static int
+match_careful(pf_target *t, const uint8_t *raw, int n, int nlegal)
 {
 	char name[8];
-	int nlegal, i, j, r, nz;
+	int i, j;
 	unsigned k;
-	double sum;
 
-	t->err[0] = 0;
-	t->nlegal = 0;
-	if (!params_ok(&t->params)) {
-		snprintf(t->err, sizeof(t->err), "invalid policy parameters");
-		return -1;
-	}
-	nlegal = t->nlegal = pf_gen_legal(b, t->legal);
-	out->method = (uint8_t)t->params.method;
-	if (t->params.method == PF_POLICY_ZEMAN) {
-		out->param1 = (float)t->params.drop;
-		out->param2 = (float)t->params.power;
-	} else {
-		out->param1 = (float)t->params.temperature;
-		out->param2 = 0;
-	}
-	out->n = 0;
 	if (++t->gen > GEN_MAX) {
 		memset(t->slot, 0, sizeof(t->slot));
 		t->gen = 1;
@@ -386,13 +567,12 @@ pf_target_policy(pf_target *t, const pf_board *b, const pf_movescores *s,
 		t->slot[k] = t->gen << 8 | (uint32_t)i;
 	}
 	memset(t->used, 0, (size_t)nlegal);
-	if (s->n > PF_MAX_MOVES) {
-		snprintf(t->err, sizeof(t->err), "per-move table too long");
-		return -1;
-	}
-	for (j = 0; j < s->n; j++) {
-		pf_move m = s->m[j].move;
+	for (j = 0; j < n; j++, raw += PF_MOVESCORE_SIZE) {
+		pf_move m = pf_get16(raw);
+		uint8_t kind = raw[2];
+		int32_t score = (int32_t)pf_get32(raw + 4);
 
+		t->tmove[j] = m;
 		if ((i = find_legal(t, nlegal, m)) < 0) {
 			snprintf(t->err, sizeof(t->err),
 			    "per-move scores: move %s (0x%04x) is not legal",
@@ -406,48 +586,151 @@ pf_target_policy(pf_target *t, const pf_board *b, const pf_movescores *s,
 			return -1;
 		}
 		t->used[i] = 1;
-		if (s->m[j].score_kind == PF_SCORE_CP)
-			t->cp[j] = s->m[j].score;
-		else if (s->m[j].score_kind == PF_SCORE_MATE)
-			t->cp[j] = pf_score_cp(PF_SCORE_MATE, s->m[j].score);
+		if (kind == PF_SCORE_CP)
+			t->cp[j] = score;
+		else if (kind == PF_SCORE_MATE)
+			t->cp[j] = pf_score_cp(PF_SCORE_MATE, score);
 		else {
 			snprintf(t->err, sizeof(t->err),
 			    "per-move scores: move %s: unknown score kind %u",
-			    move_name(m, name), s->m[j].score_kind);
+			    move_name(m, name), kind);
 			return -1;
 		}
 	}
-	if (nlegal == 0)
-		return 0;
-	if (s->n == 0) {
-		snprintf(t->err, sizeof(t->err),
-		    "per-move scores: empty table for a position with %d legal "
-		    "moves", nlegal);
-		return -1;
+	return 0;
+}
+
+/* The method and parameters of out, and n = 0 until it is complete. */
+static void
+policy_header(const pf_target *t, pf_policy *out)
+{
+	out->method = (uint8_t)t->params.method;
+	if (t->params.method == PF_POLICY_ZEMAN) {
+		out->param1 = (float)t->params.drop;
+		out->param2 = (float)t->params.power;
+	} else {
+		out->param1 = (float)t->params.temperature;
+		out->param2 = 0;
 	}
-	sum = policy_weights(&t->params, t->cp, s->n, t->order, t->prob,
-	    t->sorted);
-	/* Weights do not increase along the score order, so the moves of
-	   probability 0 (dropped, or missing from the table) form a tail
-	   that needs no quantising. */
-	for (r = 0, nz = 0; r < s->n; r++) {
-		out->move[r] = s->m[t->order[r]].move;
-		t->sorted[r] = t->prob[t->order[r]];
-		if (t->sorted[r] > 0)
-			nz = r + 1;
+	out->n = 0;
+}
+
+/*
+ * pf_target_policy() for the n entries of an encoded table at raw
+ * (PF_MOVESCORE_SIZE bytes each, n <= PF_MAX_MOVES).
+ */
+static int
+policy_core(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
+    pf_policy *out)
+{
+	int nlegal, i, r, nz, fast, unsorted = 0;
+	double sum, *w;
+
+	nlegal = t->nlegal = pf_gen_legal(b, t->legal);
+	policy_header(t, out);
+	fast = n > 0 && nlegal > 0 &&
+	    match_fast(t, raw, n, nlegal, out->move, &unsorted) == 0;
+	if (!fast) {
+		if (match_careful(t, raw, n, nlegal) == -1)
+			return -1;
+		if (nlegal == 0)
+			return 0;
+		if (n == 0) {
+			snprintf(t->err, sizeof(t->err),
+			    "per-move scores: empty table for a position with "
+			    "%d legal moves", nlegal);
+			return -1;
+		}
+	}
+	if (!fast)
+		for (i = 1, unsorted = 0; i < n; i++)
+			unsorted |= t->cp[i - 1] < t->cp[i];
+	if (!unsorted && t->params.method == PF_POLICY_ZEMAN) {
+		/* Already in score order (engines list the best first). */
+		w = t->sorted;
+		sum = zeman_sorted(t, t->cp, n, w);
+		if (!fast)
+			for (i = 0; i < n; i++)
+				out->move[i] = t->tmove[i];
+		for (nz = n; nz > 0 && !(w[nz - 1] > 0); nz--)
+			continue;
+	} else {
+		sum = policy_weights(&t->params, t->cp, n, t->order, t->prob,
+		    t->sorted);
+		/* Weights do not increase along the score order, so the
+		   moves of probability 0 (dropped, or missing from the
+		   table) form a tail that needs no quantising. */
+		for (r = 0, nz = 0; r < n; r++) {
+			out->move[r] = t->tmove[t->order[r]];
+			t->sorted[r] = t->prob[t->order[r]];
+			if (t->sorted[r] > 0)
+				nz = r + 1;
+		}
+		w = t->sorted;
 	}
 	for (i = nz; i < nlegal; i++)
 		out->prob[i] = 0;
-	if (r < nlegal) {
+	if (!fast && n < nlegal) {
 		/* Branch-free: which moves the table lacks is random. */
-		for (i = 0; i < nlegal && r < nlegal; i++) {
+		for (i = 0, r = n; i < nlegal && r < nlegal; i++) {
 			out->move[r] = t->legal[i];
 			r += !t->used[i];
 		}
 	}
-	quantize(t->sorted, nz, PF_POLICY_QUANTA / sum, out->prob);
+	quantize_positive(w, nz, PF_POLICY_QUANTA / sum, out->prob);
 	out->n = (uint16_t)nlegal;
 	return 0;
+}
+
+int
+pf_target_policy(pf_target *t, const pf_board *b, const pf_movescores *s,
+    pf_policy *out)
+{
+	int j;
+
+	t->err[0] = 0;
+	t->nlegal = 0;
+	if (!t->params_ok) {
+		snprintf(t->err, sizeof(t->err), "invalid policy parameters");
+		return -1;
+	}
+	if (s->n > PF_MAX_MOVES) {
+		t->nlegal = pf_gen_legal(b, t->legal);
+		policy_header(t, out);
+		snprintf(t->err, sizeof(t->err), "per-move table too long");
+		return -1;
+	}
+	for (j = 0; j < s->n; j++) {
+		uint8_t *q = t->raw + PF_MOVESCORE_SIZE * j;
+
+		pf_put16(q, s->m[j].move);
+		q[2] = s->m[j].score_kind;
+		q[3] = s->m[j].depth;
+		pf_put32(q + 4, (uint32_t)s->m[j].score);
+	}
+	return policy_core(t, b, t->raw, s->n, out);
+}
+
+int
+pf_target_policy_ext(pf_target *t, const pf_board *b, const uint8_t *data,
+    uint32_t len, pf_policy *out)
+{
+	int n;
+
+	t->err[0] = 0;
+	t->nlegal = 0;
+	if (!t->params_ok) {
+		snprintf(t->err, sizeof(t->err), "invalid policy parameters");
+		return -1;
+	}
+	if (len < PF_MOVESCORES_FIXED ||
+	    (n = pf_get16(data + 12)) > PF_MAX_MOVES ||
+	    (len - PF_MOVESCORES_FIXED) / PF_MOVESCORE_SIZE < (uint32_t)n) {
+		snprintf(t->err, sizeof(t->err),
+		    "per-move scores: malformed extension");
+		return -1;
+	}
+	return policy_core(t, b, data + PF_MOVESCORES_FIXED, n, out);
 }
 
 double

@@ -98,6 +98,19 @@ void	pf_target_free(pf_target *t);
  */
 int	pf_target_policy(pf_target *t, const pf_board *b,
 	    const pf_movescores *s, pf_policy *out);
+/*
+ * The same as pf_target_policy(), reading the table straight from the
+ * payload of a PF_EXT_MOVESCORES extension (data[0..len), ext.h layout)
+ * instead of a decoded pf_movescores: the per-record path of softtarget.
+ * A payload pf_movescores_decode() would refuse gives -1 with the reason
+ * "per-move scores: malformed extension".
+ */
+int	pf_target_policy_ext(pf_target *t, const pf_board *b,
+	    const uint8_t *data, uint32_t len, pf_policy *out);
+/* PF_EXT_MOVESCORES layout (ext.h): fixed part, then n entries. */
+#define PF_MOVESCORES_FIXED	14
+#define PF_MOVESCORE_SIZE	8
+
 /* The reason of the last -1; valid until the next call on t. */
 const char *pf_target_error(const pf_target *t);
 /* The legal moves of the board the last pf_target_policy() call was given

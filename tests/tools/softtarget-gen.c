@@ -6,9 +6,11 @@
  * starts from one of a fixed set of real middlegame positions and goes on
  * for up to PLIES random legal moves (game id, ply, the move played, the
  * last record flagged).  Deterministic (a fixed linear congruential
- * generator), so runs are comparable.
+ * generator), so runs are comparable.  With -i K, K games are played at
+ * once and their records interleaved, as in a shuffled stream: no record
+ * follows the one it was played from.
  *
- *   softtarget-gen [-n count] [-m moves] [-p plies] > file
+ *   softtarget-gen [-n count] [-m moves] [-p plies] [-i games] > file
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +43,7 @@ rnd(void)
 int
 main(int argc, char *argv[])
 {
-	pf_board boards[NFENS], b;
+	pf_board boards[NFENS], *b, *play;
 	pf_move moves[PF_MAX_MOVES], played;
 	pf_movescores *s;
 	pf_eval ev;
@@ -50,15 +52,18 @@ main(int argc, char *argv[])
 	pf_record rec;
 	pf_undo u;
 	const char *errstr = NULL;
-	long long count = 1000000, want = 30, plies = 60, k;
-	uint64_t game = 0;
-	int ch, n, nall, i, j, ply = 0;
+	long long count = 1000000, want = 30, plies = 60, k, inter = 1;
+	uint64_t *game, next_game = 0;
+	int ch, n, nall, i, j, *ply, g;
 	int32_t score;
 	char err[128];
 
 	pf_prog_init(argv[0]);
-	while ((ch = getopt(argc, argv, "m:n:p:")) != -1) {
+	while ((ch = getopt(argc, argv, "i:m:n:p:")) != -1) {
 		switch (ch) {
+		case 'i':
+			inter = pf_strtonum(optarg, 1, 4096, &errstr);
+			break;
 		case 'm':
 			want = pf_strtonum(optarg, 0, PF_MAX_MOVES, &errstr);
 			break;
@@ -70,7 +75,7 @@ main(int argc, char *argv[])
 			break;
 		default:
 			fprintf(stderr, "usage: softtarget-gen [-n count] "
-			    "[-m moves] [-p plies]\n");
+			    "[-m moves] [-p plies] [-i games]\n");
 			return 2;
 		}
 		if (errstr != NULL) {
@@ -84,7 +89,11 @@ main(int argc, char *argv[])
 			pf_warnx("%s: %s", fens[i], err);
 			return 1;
 		}
-	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	play = calloc((size_t)inter, sizeof(*play));
+	game = calloc((size_t)inter, sizeof(*game));
+	ply = calloc((size_t)inter, sizeof(*ply));
+	if (play == NULL || game == NULL || ply == NULL ||
+	    (s = calloc(1, sizeof(*s))) == NULL ||
 	    (w = pf_writer_open_fd(STDOUT_FILENO, "stdout", NULL)) == NULL) {
 		pf_warn("setup");
 		return 1;
@@ -94,16 +103,21 @@ main(int argc, char *argv[])
 	ev.limit_kind = PF_LIMIT_DEPTH;
 	ev.limit = 12;
 	ev.depth = 12;
-	b = boards[0];
+	for (g = 0; g < inter; g++) {
+		game[g] = next_game++;
+		play[g] = boards[game[g] % NFENS];
+	}
 	for (k = 0; k < count; k++) {
-		n = nall = pf_gen_legal(&b, moves);
+		g = (int)(k % inter);
+		b = &play[g];
+		n = nall = pf_gen_legal(b, moves);
 		if (n > want)
 			n = (int)want;
 		memset(&rec, 0, sizeof(rec));
-		pf_board_pack(&b, rec.pos);
-		rec.game_id = game;
-		rec.ply = (uint16_t)ply;
-		rec.result = (uint8_t)(1 + game % 3);
+		pf_board_pack(b, rec.pos);
+		rec.game_id = game[g];
+		rec.ply = (uint16_t)ply[g];
+		rec.result = (uint8_t)(1 + game[g] % 3);
 		s->limit_kind = PF_LIMIT_DEPTH;
 		s->flags = n == nall ? PF_MSF_COMPLETE : 0;
 		s->depth = 12;
@@ -125,7 +139,7 @@ main(int argc, char *argv[])
 			s->m[i].score = score;
 			score -= (int32_t)(rnd() % 40);
 		}
-		played = nall > 0 && ply < plies && k + 1 < count ?
+		played = nall > 0 && ply[g] < plies && k + inter < count ?
 		    moves[rnd() % (unsigned)nall] : PF_MOVE_NONE;
 		rec.move = played;
 		if (played == PF_MOVE_NONE)
@@ -144,12 +158,12 @@ main(int argc, char *argv[])
 		if (pf_writer_put(w, &rec) == -1)
 			break;
 		if (played != PF_MOVE_NONE) {
-			pf_make_move(&b, played, &u);
-			ply++;
+			pf_make_move(b, played, &u);
+			ply[g]++;
 		} else {
-			game++;
-			ply = 0;
-			b = boards[game % NFENS];
+			game[g] = next_game++;
+			ply[g] = 0;
+			*b = boards[game[g] % NFENS];
 		}
 	}
 	if (pf_writer_close(w) == -1 && !pf_writer_broken_pipe(w)) {
@@ -159,5 +173,8 @@ main(int argc, char *argv[])
 	pf_writer_free(w);
 	pf_extbuf_free(&eb);
 	free(s);
+	free(play);
+	free(game);
+	free(ply);
 	return 0;
 }

@@ -1,0 +1,190 @@
+/*
+ * chess_fast.c - the fast paths of the chess core against the slow ones
+ * they replace: pf_is_legal (decided for one move) against membership in
+ * pf_gen_legal's list, for every one of the 65536 move codes; the
+ * unconditional-write generator against pf_count_legal; and
+ * pf_board_unpack (bitboard validation first) on packed positions, intact
+ * and damaged: whatever it accepts must pass pf_board_validate and pack
+ * back to the same bytes (nothing invalid may reach an engine).
+ *
+ * Positions: the perft suites' positions (testdata/perft, found from the
+ * working directory or $POSFLOW_SRC) and every position one move away.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chess.h"
+#include "t.h"
+
+static uint8_t in_list[65536];
+static long positions, codes_bad, gen_bad, unpack_bad, accepted, rejected;
+
+static uint64_t seed = 0x9E3779B97F4A7C15ULL;
+
+static uint32_t
+rnd(void)
+{
+	seed ^= seed << 13;
+	seed ^= seed >> 7;
+	seed ^= seed << 17;
+	return (uint32_t)(seed >> 11);
+}
+
+static void
+check_legal(const pf_board *b)
+{
+	pf_move moves[PF_MAX_MOVES];
+	char fen[PF_FEN_MAX];
+	int n, i, m;
+
+	n = pf_gen_legal(b, moves);
+	if (n != pf_count_legal(b)) {
+		gen_bad++;
+		CHECK_QUIET(0, "%s: pf_gen_legal %d, pf_count_legal %d",
+		    pf_board_to_fen(b, fen), n, pf_count_legal(b));
+	}
+	memset(in_list, 0, sizeof(in_list));
+	for (i = 0; i < n; i++)
+		in_list[moves[i]] = 1;
+	for (m = 0; m < 65536; m++)
+		if (pf_is_legal(b, (pf_move)m) != in_list[m]) {
+			if (codes_bad++ < 5)
+				CHECK_QUIET(0, "%s: move 0x%04x: pf_is_legal "
+				    "%d, in the list %d",
+				    pf_board_to_fen(b, fen), m,
+				    pf_is_legal(b, (pf_move)m), in_list[m]);
+		}
+}
+
+/* Unpack p; an accepted board must be valid and pack back to p (but for
+   a dropped en passant square and a full-move number of 0). */
+static void
+check_unpack(const uint8_t p[PF_PACKED_SIZE], int chess960)
+{
+	uint8_t back[PF_PACKED_SIZE], want[PF_PACKED_SIZE];
+	char err[160];
+	pf_board b;
+
+	if (pf_board_unpack(&b, p, chess960, err, sizeof(err)) == -1) {
+		rejected++;
+		return;
+	}
+	accepted++;
+	memcpy(want, p, PF_PACKED_SIZE);
+	if ((want[24] & 0x7F) != 64 && b.ep == PF_SQ_NONE)
+		want[24] = (uint8_t)((want[24] & 0x80) | 64);
+	if (want[26] == 0 && want[27] == 0)
+		want[26] = 1;
+	pf_board_pack(&b, back);
+	if (pf_board_validate(&b, err, sizeof(err)) == -1 ||
+	    memcmp(back, want, PF_PACKED_SIZE) != 0 ||
+	    b.key != pf_board_compute_key(&b)) {
+		unpack_bad++;
+		CHECK_QUIET(0, "accepted a packed position that is invalid "
+		    "or does not pack back (%s)", err);
+	}
+}
+
+static void
+check_position(const pf_board *b)
+{
+	uint8_t p[PF_PACKED_SIZE], q[PF_PACKED_SIZE];
+	int k, i;
+
+	positions++;
+	check_legal(b);
+	pf_board_pack(b, p);
+	check_unpack(p, b->chess960);
+	/* Damaged copies: a flipped bit, a changed nibble, another en
+	   passant byte, a castling rook made or unmade. */
+	for (k = 0; k < 24; k++) {
+		/* One random number each, so the cases are the same
+		   whatever order a compiler evaluates operands in. */
+		uint32_t what = rnd(), where = rnd(), value = rnd();
+
+		memcpy(q, p, PF_PACKED_SIZE);
+		switch (what % 4) {
+		case 0:
+			q[where % PF_PACKED_SIZE] ^= (uint8_t)(1 << value % 8);
+			break;
+		case 1:
+			i = 8 + (int)(where % 16);
+			q[i] ^= (uint8_t)(value % 16 << (value & 16 ? 4 : 0));
+			break;
+		case 2:
+			q[24] = (uint8_t)((q[24] & 0x80) | value % 128);
+			break;
+		default:
+			i = (int)(where % 32);
+			q[8 + i / 2] ^= (uint8_t)(5 << (i % 2 ? 4 : 0));
+			break;
+		}
+		check_unpack(q, (int)(what >> 8 & 1));
+	}
+}
+
+static int
+load(const char *dir, const char *name)
+{
+	char path[512], line[512], err[160], *fen, *e;
+	pf_move moves[PF_MAX_MOVES];
+	pf_board b;
+	pf_undo u;
+	FILE *fp;
+	int n, i, c960;
+
+	snprintf(path, sizeof(path), "%s/testdata/perft/%s", dir, name);
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		fen = line;
+		c960 = strncmp(fen, "epd ", 4) == 0;
+		if (c960)
+			fen += 4;
+		else if (strchr("rnbqkpRNBQKP12345678", fen[0]) == NULL ||
+		    fen[0] == '\0')
+			continue;
+		if ((e = strchr(fen, ';')) != NULL)
+			*e = '\0';
+		if ((e = strchr(fen, '\n')) != NULL)
+			*e = '\0';
+		if (pf_board_from_fen(&b, fen, err, sizeof(err)) == -1)
+			continue;
+		if (c960)
+			b.chess960 = 1;
+		check_position(&b);
+		n = pf_gen_legal(&b, moves);
+		for (i = 0; i < n; i++) {
+			pf_make_move(&b, moves[i], &u);
+			check_position(&b);
+			pf_unmake_move(&b, moves[i], &u);
+		}
+	}
+	fclose(fp);
+	return 0;
+}
+
+int
+main(void)
+{
+	static const char *const files[] = { "standard.epd", "tricky.epd",
+		"chess960.perft" };
+	const char *dir = getenv("POSFLOW_SRC");
+	size_t i;
+	int found = 1;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (load(dir != NULL ? dir : ".", files[i]) == -1)
+			found = 0;
+	CHECK(found && positions > 500, "perft positions and their "
+	    "children: %ld", positions);
+	CHECK(codes_bad == 0, "pf_is_legal agrees with pf_gen_legal on all "
+	    "65536 move codes of %ld positions (%ld disagree)", positions,
+	    codes_bad);
+	CHECK(gen_bad == 0, "pf_gen_legal count equals pf_count_legal");
+	CHECK(unpack_bad == 0 && accepted > positions && rejected > positions,
+	    "pf_board_unpack: %ld accepted, all valid and packing back; %ld "
+	    "damaged ones refused", accepted, rejected);
+	return t_done();
+}
