@@ -90,3 +90,17 @@ synopsis() {
 		[[ "$stderr" == *"$t: "*nonexistent* ]] || fail "$t: $stderr"
 	done
 }
+
+@test "make install puts every tool and man page under PREFIX" {
+	run make -s -C "$TOP" install PREFIX="$BATS_TEST_TMPDIR/prefix" \
+		BUILD="$BUILD_DIR"
+	assert_success
+	for t in $(tools); do
+		[ -x "prefix/bin/$t" ] || fail "no prefix/bin/$t"
+		[ -f "prefix/share/man/man1/$t.1" ] || fail "no man page for $t"
+		run "prefix/bin/$t" --version
+		assert_success
+	done
+	[ -f prefix/share/man/man5/posflow.5 ]
+	[ -f prefix/share/man/man7/posflow.7 ]
+}
