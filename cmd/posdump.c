@@ -7,11 +7,15 @@
  * user's window into every other tool, so it hides nothing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "posflow.h"
@@ -303,6 +307,16 @@ show_movescores(FILE *fp, int json, const pf_movescores *s,
 	putc('}', fp);
 }
 
+/* A float as a JSON number; JSON has no NaN or infinity: null. */
+static void
+json_num(FILE *fp, const char *key, double v)
+{
+	if (isfinite(v))
+		fprintf(fp, ",\"%s\":%.9g", key, v);
+	else
+		fprintf(fp, ",\"%s\":null", key);
+}
+
 static void
 show_policy(FILE *fp, int json, const pf_policy *p, const pf_board *b,
     int board_ok)
@@ -310,11 +324,13 @@ show_policy(FILE *fp, int json, const pf_policy *p, const pf_board *b,
 	char mb[PF_UCI_MAX + 8];
 	int i;
 
-	if (json)
-		fprintf(fp, "{\"type\":\"policy\",\"method\":\"%s\",\"param1\":"
-		    "%.9g,\"param2\":%.9g,\"moves\":[",
-		    NAME(policy_names, p->method), p->param1, p->param2);
-	else
+	if (json) {
+		fprintf(fp, "{\"type\":\"policy\",\"method\":\"%s\"",
+		    NAME(policy_names, p->method));
+		json_num(fp, "param1", p->param1);
+		json_num(fp, "param2", p->param2);
+		fputs(",\"moves\":[", fp);
+	} else
 		fprintf(fp, "policy{method=%s param1=%g param2=%g n=%u",
 		    NAME(policy_names, p->method), p->param1, p->param2, p->n);
 	for (i = 0; i < p->n; i++) {
@@ -332,13 +348,15 @@ show_policy(FILE *fp, int json, const pf_policy *p, const pf_board *b,
 static void
 show_value(FILE *fp, int json, const pf_value *v)
 {
-	if (json)
+	if (json) {
 		fprintf(fp, "{\"type\":\"value\",\"method\":\"%s\",\"scale\":"
-		    "\"%s\",\"param1\":%.9g,\"param2\":%.9g,\"lambda\":%.9g,"
-		    "\"target\":%.9g}", NAME(value_names, v->method),
-		    v->scale ? "S" : "Q", v->param1, v->param2, v->lambda,
-		    v->target);
-	else
+		    "\"%s\"", NAME(value_names, v->method), v->scale ? "S" : "Q");
+		json_num(fp, "param1", v->param1);
+		json_num(fp, "param2", v->param2);
+		json_num(fp, "lambda", v->lambda);
+		json_num(fp, "target", v->target);
+		putc('}', fp);
+	} else
 		fprintf(fp, "value{method=%s scale=%s param1=%g param2=%g "
 		    "lambda=%g target=%.6f}", NAME(value_names, v->method),
 		    v->scale ? "S" : "Q", v->param1, v->param2, v->lambda,
@@ -617,14 +635,37 @@ dump_one(const struct opts *o, const char *path, FILE *out,
 {
 	pf_reader *r;
 	pf_record rec;
+	struct stat st;
 	const char *name = pf_input_name(path);
-	int status = 0, rv;
+	int status = 0, rv, fd, waits, dirty = 0;
 
-	if ((r = pf_reader_open_path(path)) == NULL) {
+	if (strcmp(path, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		pf_warn("%s", name);
 		return -1;
 	}
-	while ((rv = pf_reader_next(r, &rec)) != 0) {
+	if ((r = pf_reader_open_fd(fd, name)) == NULL) {
+		pf_warn("%s", name);
+		if (fd != STDIN_FILENO)
+			close(fd);
+		return -1;
+	}
+	/* From a pipe, the lines shown so far go out before a read that
+	   would wait: posdump at the end of a live pipeline shows each
+	   record when it comes. */
+	waits = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
+	for (;;) {
+		if (waits && dirty) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+			if (poll(&pfd, 1, 0) == 0) {
+				(void)fflush(out);
+				dirty = 0;
+			}
+		}
+		if ((rv = pf_reader_next(r, &rec)) == 0)
+			break;
 		if (rv < 0) {
 			pf_warnx("%s", pf_reader_error(r));
 			status = -1;
@@ -634,6 +675,7 @@ dump_one(const struct opts *o, const char *path, FILE *out,
 			continue;
 		if (show_record(out, o, &rec, name, pf_reader_records(r)) < 0)
 			status = -1;
+		dirty = 1;
 		if (ferror(out))
 			break;
 	}
@@ -641,6 +683,8 @@ dump_one(const struct opts *o, const char *path, FILE *out,
 		fprintf(out, "%" PRIu64 " %s\n", pf_reader_records(r), name);
 	*total += pf_reader_records(r);
 	pf_reader_free(r);
+	if (fd != STDIN_FILENO)
+		close(fd);
 	return status;
 }
 

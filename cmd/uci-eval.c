@@ -143,6 +143,11 @@ struct run {
 };
 
 static volatile sig_atomic_t got_signal;
+/* The input being read from a pipe or terminal, and /dev/null: a signal
+   puts /dev/null in its place, so that a read waiting for input that may
+   never come (the reader retries an interrupted read) ends at once. */
+static volatile sig_atomic_t sig_in_fd = -1;
+static int devnull_fd = -1;
 
 static const char synopsis[] =
     "usage: uci-eval [-fhkVz] [-d depth | -n nodes | -t movetime] "
@@ -179,6 +184,8 @@ on_signal(int sig)
 		raise(sig);
 	}
 	got_signal = sig;
+	if (sig_in_fd >= 0 && devnull_fd >= 0)
+		(void)dup2(devnull_fd, sig_in_fd);
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -372,7 +379,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			    &errstr);
 			break;
 		case 'h':
-			fputs(synopsis + strlen("usage: "), stdout);
+			fputs(synopsis, stdout);
 			return 0;
 		case 'V':
 			pf_print_version();
@@ -382,8 +389,15 @@ parse_opts(int argc, char **argv, struct opts *o)
 			return 2;
 		}
 		if (errstr != NULL) {
-			pf_warnx("-%c %s: %s", ch < 256 ? ch : '-', optarg,
-			    errstr);
+			const struct option *lo = longopts;
+
+			while (ch >= 256 && lo->name != NULL && lo->val != ch)
+				lo++;
+			if (ch < 256)
+				pf_warnx("-%c %s: %s", ch, optarg, errstr);
+			else
+				pf_warnx("--%s %s: %s", lo->name, optarg,
+				    errstr);
 			usage();
 			return 2;
 		}
@@ -724,6 +738,14 @@ open_next_input(struct run *R)
 			continue;
 		}
 		pf_reader_set_flush(R->r, R->w);
+		{
+			struct stat st;
+
+			if (fstat(R->in_fd, &st) == 0 && !S_ISREG(st.st_mode))
+				sig_in_fd = R->in_fd;
+		}
+		if (got_signal && sig_in_fd >= 0 && devnull_fd >= 0)
+			(void)dup2(devnull_fd, sig_in_fd);
 		return 1;
 	}
 	R->input_done = 1;
@@ -737,6 +759,7 @@ close_input(struct run *R)
 
 	if (R->r == NULL)
 		return;
+	sig_in_fd = -1;
 	if (fstat(R->in_fd, &st) == 0 && S_ISREG(st.st_mode))
 		R->done_bytes += (uint64_t)st.st_size;
 	pf_reader_free(R->r);
@@ -747,9 +770,25 @@ close_input(struct run *R)
 	R->cur++;
 }
 
+static void	write_done(struct run *);
+
+/* 1 when an engine is starting or searching: the loop has work to wait for
+   besides the input. */
+static int
+engines_busy(const struct run *R)
+{
+	for (int i = 0; i < R->neng; i++)
+		if (R->eng[i].state != E_DEAD && R->eng[i].state != E_IDLE)
+			return 1;
+	return 0;
+}
+
 /*
- * Read while the window has room.  Reading can block on a pipe, so once
- * enough positions wait for an engine, read only what is already there.
+ * Read while the window has room.  Reading can block on a pipe for as long
+ * as the producer likes, so once enough positions wait for an engine, or,
+ * from a pipe, while a position waits or an engine works (its result must
+ * be taken and passed on, and the next position sent), read only what is
+ * already there; the loop's poll wakes when more arrives.
  */
 static void
 read_more(struct run *R)
@@ -762,10 +801,19 @@ read_more(struct run *R)
 	    R->tail - R->head < R->cap && n < 1024) {
 		if (R->r == NULL && !open_next_input(R))
 			break;
-		if (R->npending >= want) {
+		if (R->npending >= want || sig_in_fd >= 0) {
 			struct pollfd pfd = { .fd = R->in_fd, .events = POLLIN };
-			if (poll(&pfd, 1, 0) != 1)
-				break;
+
+			if (poll(&pfd, 1, 0) != 1) {
+				if (R->npending > 0 || engines_busy(R))
+					break;
+				/* Nothing to do but wait for input: first
+				   pass on the finished records (the reader
+				   flushes them before it blocks). */
+				write_done(R);
+				if (R->broken)
+					break;
+			}
 		}
 		r = pf_reader_next(R->r, &rec);
 		if (r == 1) {
@@ -773,7 +821,7 @@ read_more(struct run *R)
 			n++;
 		} else if (r == 0) {
 			close_input(R);
-		} else {
+		} else if (!got_signal) {
 			pf_warnx("%s", pf_reader_error(R->r));
 			R->status = PF_EXIT_DATA;
 		}
@@ -1085,9 +1133,11 @@ ready(struct run *R, struct engine *E)
 
 		snprintf(name, sizeof(name), "%.*s",
 		    eq ? (int)(eq - o) : (int)strlen(o), o);
-		if (!pf_uci_has_option(E->u, name)) {
-			pf_warnx("-O %s: the engine has no option \"%s\"", o,
-			    name);
+		char why[600];
+
+		if (pf_uci_check_option(E->u, name, eq ? eq + 1 : NULL, why,
+		    sizeof(why)) == -1) {
+			pf_warnx("-O %s: %s", o, why);
 			R->fatal = 1;
 			return;
 		}
@@ -1436,6 +1486,7 @@ main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: poll must wake */
 	sigemptyset(&sa.sa_mask);
+	devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	R.progress_tty = isatty(2);
@@ -1504,5 +1555,7 @@ out:
 	free(R.fl.seq);
 	pf_evalcache_free(R.cache);
 	free(o.engine_opts);
+	if (devnull_fd >= 0)
+		close(devnull_fd);
 	return R.status;
 }

@@ -373,15 +373,25 @@ pf_uci_handshake_line(pf_uci *u, const char *line)
 	}
 	if (starts_with_word(line, "option", &rest) &&
 	    starts_with_word(rest, "name", &rest)) {
+		size_t nlen, slen;
+		char *o;
+
 		end = strstr(rest, " type ");
 		if (end == NULL)
 			end = rest + strlen(rest);
+		nlen = (size_t)(end - rest);
+		slen = strlen(end);
 		no = realloc(u->options, (u->noptions + 1) * sizeof(*no));
 		if (no == NULL)
 			return 0;
 		u->options = no;
-		if ((no[u->noptions] = strndup(rest, (size_t)(end - rest))))
-			u->noptions++;
+		/* The name, a NUL, then the rest (" type spin default ..."). */
+		if ((o = malloc(nlen + slen + 2)) != NULL) {
+			memcpy(o, rest, nlen);
+			o[nlen] = '\0';
+			memcpy(o + nlen + 1, end, slen + 1);
+			no[u->noptions++] = o;
+		}
 	}
 	return 0;
 }
@@ -422,6 +432,105 @@ pf_uci_has_option(const pf_uci *u, const char *name)
 	for (size_t i = 0; i < u->noptions; i++)
 		if (strcasecmp(u->options[i], name) == 0)
 			return 1;
+	return 0;
+}
+
+/* The word after key in an option's spec, into buf; 0 if there is none. */
+static int
+spec_word(const char *spec, const char *key, char *buf, size_t len)
+{
+	size_t k = strlen(key), n;
+	const char *p = spec;
+
+	while ((p = strstr(p, key)) != NULL) {
+		if ((p == spec || p[-1] == ' ') && p[k] == ' ') {
+			p += k + 1;
+			n = strcspn(p, " ");
+			if (n == 0 || n >= len)
+				return 0;
+			memcpy(buf, p, n);
+			buf[n] = '\0';
+			return 1;
+		}
+		p += k;
+	}
+	return 0;
+}
+
+/* The values of a combo's "var" words (each up to the next keyword). */
+static int
+combo_has(const char *spec, const char *value)
+{
+	const char *p = spec, *end;
+	size_t n;
+
+	while ((p = strstr(p, " var ")) != NULL) {
+		p += 5;
+		end = strstr(p, " var ");
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (strlen(value) == n && strncasecmp(p, value, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+pf_uci_check_option(const pf_uci *u, const char *name, const char *value,
+    char *why, size_t len)
+{
+	const char *spec = NULL;
+	char type[32], lo[32], hi[32];
+
+	for (size_t i = 0; i < u->noptions; i++)
+		if (strcasecmp(u->options[i], name) == 0) {
+			spec = u->options[i] + strlen(u->options[i]) + 1;
+			break;
+		}
+	if (spec == NULL) {
+		snprintf(why, len, "the engine has no option \"%s\"", name);
+		return -1;
+	}
+	if (!spec_word(spec, "type", type, sizeof(type)))
+		return 0;	/* no type given: nothing to check */
+	if (strcmp(type, "button") == 0) {
+		if (value != NULL) {
+			snprintf(why, len, "\"%s\" is a button: give no value",
+			    name);
+			return -1;
+		}
+		return 0;
+	}
+	if (value == NULL) {
+		snprintf(why, len, "\"%s\" needs a value", name);
+		return -1;
+	}
+	if (strcmp(type, "spin") == 0) {
+		long long v, min = LLONG_MIN, max = LLONG_MAX;
+		char *e;
+
+		if (spec_word(spec, "min", lo, sizeof(lo)))
+			min = strtoll(lo, NULL, 10);
+		if (spec_word(spec, "max", hi, sizeof(hi)))
+			max = strtoll(hi, NULL, 10);
+		errno = 0;
+		v = strtoll(value, &e, 10);
+		if (e == value || *e != '\0' || errno || v < min || v > max) {
+			snprintf(why, len, "\"%s\" takes a whole number from "
+			    "%lld to %lld", name, min, max);
+			return -1;
+		}
+	} else if (strcmp(type, "check") == 0) {
+		if (strcmp(value, "true") != 0 && strcmp(value, "false") != 0) {
+			snprintf(why, len, "\"%s\" takes true or false", name);
+			return -1;
+		}
+	} else if (strcmp(type, "combo") == 0) {
+		if (strstr(spec, " var ") != NULL && !combo_has(spec, value)) {
+			snprintf(why, len, "\"%s\" takes one of the values "
+			    "the engine lists", name);
+			return -1;
+		}
+	}
 	return 0;
 }
 

@@ -83,6 +83,15 @@ int	 pf_uci_handshake_line(pf_uci *u, const char *line);
 const char *pf_uci_name(const pf_uci *u);
 /* 1 if the engine listed the option (names compare case-insensitively). */
 int	 pf_uci_has_option(const pf_uci *u, const char *name);
+/*
+ * Check "setoption name NAME [value VALUE]" (value NULL: none) against the
+ * option the engine listed: it must exist, a spin takes a whole number in
+ * [min, max], a check true or false, a combo one of its vars, a button no
+ * value, every other type some value.  0, or -1 with the reason in why.
+ * An engine can crash on a value its option does not allow.
+ */
+int	 pf_uci_check_option(const pf_uci *u, const char *name,
+	    const char *value, char *why, size_t len);
 /* "isready" and wait for "readyok", blocking.  0 / -1. */
 int	 pf_uci_sync(pf_uci *u, int timeout_ms);
 

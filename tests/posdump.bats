@@ -42,6 +42,17 @@ three() {
 	assert_output "eval depth 12 -31 -31"
 }
 
+@test "JSON stays JSON when a float field is NaN or infinite" {
+	# value: method 1, scale 0, param1 NaN, param2 +inf, lambda 0,
+	# target 0.5 (f32 little-endian)
+	"$MKREC" <<< "$START ext=6:010000000000c07f0000807f000000000000003f" > s.pos
+	run posdump -j --fields value s.pos
+	assert_success
+	printf '%s\n' "$output" | jq -e . >/dev/null
+	run jq -c '.exts[0] | [.param1, .param2, .lambda, .target]' <(posdump -j s.pos)
+	assert_output '[null,null,0,0.5]'
+}
+
 @test "--fields selects and orders core fields" {
 	three > s.pos
 	run posdump --fields ply,fen s.pos
@@ -146,6 +157,25 @@ three() {
 	run --separate-stderr posdump future.pos
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"future.pos: "*version* ]]
+}
+
+@test "from a pipe, each record is shown while the input waits" {
+	three > s.pos
+	mkfifo in.fifo
+	posdump < in.fifo > out.txt &
+	pid=$!
+	exec 7> in.fifo
+	cat s.pos >&7		# the stream, but the pipe stays open
+	# the loop only bounds the wait; no timing is measured
+	for _ in $(seq 100); do
+		[ "$(wc -l < out.txt)" -ge 3 ] && break
+		sleep 0.1
+	done
+	n=$(wc -l < out.txt)
+	exec 7>&-
+	wait "$pid"
+	[ "$n" -eq 3 ] || fail "$n of 3 lines shown while the input was open"
+	[ "$(wc -l < out.txt)" -eq 3 ]
 }
 
 @test "a closed output pipe ends quietly" {

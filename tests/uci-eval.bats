@@ -105,6 +105,22 @@ scores() {
 	[ "$(posdump --fields eval j2.pos | grep -c 'src=engine limit=depth:4')" -eq "$(wc -l < want)" ]
 }
 
+@test "--nodes and --movetime reach the engine and tag the evaluation; --window 1 keeps order" {
+	games 2 6 > in.pos
+	n=$(posdump -c in.pos | cut -d' ' -f1)
+	FAKE_LOG=log uci-eval -n 300 -j 1 -e "$FAKE" in.pos > n.pos 2>/dev/null
+	[ "$(grep -c '^go nodes 300$' log)" -eq "$(grep -c '^go' log)" ]
+	[ "$(posdump --fields eval n.pos | grep -c 'limit=nodes:300 ')" -eq "$n" ]
+	rm log
+	FAKE_LOG=log uci-eval -t 7 -j 1 -e "$FAKE" in.pos > t.pos 2>/dev/null
+	[ "$(grep -c '^go movetime 7$' log)" -eq "$(grep -c '^go' log)" ]
+	[ "$(posdump --fields eval t.pos | grep -c 'limit=movetime:7 ')" -eq "$n" ]
+	run uci-eval -d 2 -j 2 --window 1 --cache-mem 0 in.pos -o w.pos
+	assert_success
+	cmp <(posdump --fields game,ply,fen in.pos) <(posdump --fields game,ply,fen w.pos)
+	[ "$(posdump --fields eval w.pos | grep -c 'limit=depth:2 ')" -eq "$n" ]
+}
+
 @test "--multipv all: a complete table of every legal move" {
 	fens "$KIWIPETE" "$START" > in.pos
 	run uci-eval -d 3 -j 1 -m all in.pos -o out.pos
@@ -378,6 +394,27 @@ scores() {
 	assert_output --partial 'no option "NoSuchOption"'
 }
 
+@test "-O values the engine's option does not allow are refused before they reach it" {
+	fens "$START" > in.pos
+	# Stockfish 15.1 aborts on "setoption name Hash value abc".
+	while IFS='|' read -r opt msg; do
+		run uci-eval -d 1 -j 1 -e "$SF" -O "$opt" in.pos -o out.pos
+		[ "$status" -eq 1 ] || fail "-O $opt: status $status"
+		[[ "$output" == *"uci-eval: -O $opt: $msg"* ]] || fail "-O $opt: $output"
+		[[ "$output" != *terminate* && "$output" == *" 0 restarts"* ]] || fail "-O $opt reached the engine: $output"
+	done <<-'EOF'
+	Hash=abc|"Hash" takes a whole number from 1 to
+	Hash=0|"Hash" takes a whole number from 1 to
+	Hash|"Hash" needs a value
+	Ponder=yes|"Ponder" takes true or false
+	Clear Hash=1|"Clear Hash" is a button: give no value
+	EOF
+	for opt in Hash=8 "Clear Hash" Ponder=false; do
+		run uci-eval -d 1 -j 1 -e "$SF" -O "$opt" in.pos -o out.pos
+		[ "$status" -eq 0 ] || fail "-O $opt: status $status: $output"
+	done
+}
+
 @test "SIGTERM: engines stopped, finished records written, exit 1, no leftovers" {
 	games 1 10 > in.pos
 	FAKE_HANG_AFTER=3 FAKE_LOG=log uci-eval -d 1 -j 1 --timeout 60000 -e "$FAKE" in.pos > out.pos 2> err &
@@ -391,6 +428,41 @@ scores() {
 	grep -q "interrupted by signal 15: 7 records read but not finished" err
 	[ "$(posdump -c out.pos | cut -d' ' -f1)" -eq 3 ]
 	# no engine left behind, not even a zombie (uci-eval reaped it)
+	for p in $(sed -n 's/^# pid //p' log); do
+		run kill -0 "$p"
+		assert_failure
+	done
+}
+
+@test "input from a pipe that stays open: every record written; SIGINT ends the wait" {
+	games 3 30 > in.pos
+	n=$(posdump -c in.pos | cut -d' ' -f1)
+	mkfifo fifo
+	FAKE_LOG=log uci-eval -d 1 -j 2 -e "$FAKE" -o out.pos < fifo 2> err &
+	pid=$!
+	exec 7> fifo		# the producer stays: no end of input
+	cat in.pos >&7
+	got=0
+	for i in $(seq 100); do
+		got=$(posdump -c out.pos 2>/dev/null | cut -d' ' -f1)
+		[ "$got" -eq "$n" ] && break
+		sleep 0.1
+	done
+	[ "$got" -eq "$n" ] || fail "$got of $n records written while the input waits"
+	kill -INT "$pid"
+	for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$pid" 2>/dev/null; then
+		exec 7>&-
+		fail "uci-eval still waits for input after SIGINT"
+	fi
+	exec 7>&-
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 1 ]
+	grep -q "interrupted by signal 2: 0 records read but not finished" err
+	run posdump -c out.pos
+	assert_success
+	assert_output "$n out.pos"
 	for p in $(sed -n 's/^# pid //p' log); do
 		run kill -0 "$p"
 		assert_failure
@@ -434,9 +506,15 @@ scores() {
 }
 
 @test "--help, --version" {
-	run uci-eval --help
+	run --separate-stderr uci-eval --help
 	assert_success
-	assert_line --index 0 --partial "uci-eval [-fhkVz]"
+	assert_line --index 0 --partial "usage: uci-eval [-fhkVz]"
+	[ -z "$stderr" ]
+	# The same text as a usage error prints on stderr.
+	help=$output
+	run --separate-stderr uci-eval --bogus
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"$help" ]]
 	run uci-eval --version
 	assert_success
 	assert_output --partial "uci-eval (posflow)"
@@ -451,6 +529,13 @@ scores() {
 		[ -z "$output" ] || { echo "stdout for: $args"; false; }
 		run bash -c 'uci-eval "$@" in.pos 2>&1 >/dev/null' _ "$@"
 		[[ "$output" == *"usage: uci-eval"* ]] || { echo "no usage for: $args"; false; }
+		# A bad value names its option, long or short.
+		case $args in
+		*--*" "[!-]*)
+			opt=${args#*--}; opt=--${opt%% *}
+			[[ "$output" == *"uci-eval: $opt "* ]] ||
+			    { echo "$opt not named: $output"; false; } ;;
+		esac
 	done <<-'EOF'
 	-f
 	-d 0 -f
