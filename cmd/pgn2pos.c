@@ -66,6 +66,8 @@ struct state {
 	uint8_t *sel;			/* per-position selection, 65536 */
 	pf_extbuf ext;			/* the game's meta, then per record */
 	size_t meta_len;
+	int clk_tmpl;			/* ext holds meta + a clock extension
+					   whose values put_record sets */
 	int skip_reason;		/* set by accept() */
 };
 
@@ -235,9 +237,10 @@ select_positions(struct state *st, const pf_pgn_game *g, int npos)
  */
 static void
 put_record(struct state *st, const pf_pgn_game *g, int i, int stm,
-    uint8_t result, uint16_t flags, const uint32_t clk[2])
+    uint8_t result, uint16_t flags, const uint32_t *clk)
 {
 	pf_record rec;
+	int r, has_eval = g->eval_kind[i] != PF_PGN_EVAL_NONE;
 
 	if (st->broken || st->write_err)
 		return;
@@ -252,8 +255,16 @@ put_record(struct state *st, const pf_pgn_game *g, int i, int stm,
 	rec.move = i < g->nmoves ? g->moves[i] : PF_MOVE_NONE;
 	rec.result = result;
 	rec.flags = flags;
-	st->ext.len = st->meta_len;
-	if (g->eval_kind[i] != PF_PGN_EVAL_NONE) {
+	if (st->clk_tmpl && !has_eval) {
+		/* the usual record: meta and clocks, set in place */
+		uint8_t *c = st->ext.data + st->meta_len + PF_EXT_HEADER_SIZE;
+
+		pf_put32(c, clk[PF_WHITE]);
+		pf_put32(c + 4, clk[PF_BLACK]);
+		clk = NULL;
+	} else
+		st->ext.len = st->meta_len;
+	if (has_eval) {
 		static pf_eval e;	/* big: keep it off the stack */
 		int32_t v = g->eval[i];
 
@@ -275,7 +286,16 @@ put_record(struct state *st, const pf_pgn_game *g, int i, int stm,
 	}
 	rec.ext = st->ext.len ? st->ext.data : NULL;
 	rec.ext_len = (uint32_t)st->ext.len;
-	if (pf_writer_put(st->w, &rec) < 0) {
+	r = pf_writer_put(st->w, &rec);
+	if (st->clk_tmpl && has_eval) {
+		/* the writer has copied the record: the clock template comes
+		   back after the meta */
+		pf_clock c = { 0, 0 };
+
+		st->ext.len = st->meta_len;
+		st->clk_tmpl = pf_clock_encode(&c, &st->ext) == 0;
+	}
+	if (r < 0) {
 		if (pf_writer_broken_pipe(st->w))
 			st->broken = 1;
 		else {
@@ -304,6 +324,14 @@ write_game(struct state *st, const pf_pgn_game *g)
 	if (!st->o->no_meta) {
 		build_meta(st, g);
 		st->meta_len = st->ext.len;
+	}
+	st->clk_tmpl = 0;
+	if (g->has_clk) {
+		pf_clock c = { 0, 0 };
+
+		st->clk_tmpl = pf_clock_encode(&c, &st->ext) == 0;
+		if (!st->clk_tmpl)
+			st->ext.len = st->meta_len;
 	}
 	if (g->has_clk && g->base_s != PF_U32_UNKNOWN &&
 	    g->tc_class != PF_TC_CORRESPONDENCE)
@@ -590,8 +618,16 @@ parse_opts(int argc, char *argv[], struct opts *o)
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'z': o->zstd = 1; break;
-		case O_EPD: o->format = PF_PGN_EPD; break;
-		case O_PGN: o->format = PF_PGN_PGN; break;
+		case O_EPD:
+		case O_PGN:
+			if (o->format != 0 && o->format !=
+			    (ch == O_EPD ? PF_PGN_EPD : PF_PGN_PGN)) {
+				pf_warnx("give only one of --epd, --pgn");
+				usage();
+				return -1;
+			}
+			o->format = ch == O_EPD ? PF_PGN_EPD : PF_PGN_PGN;
+			break;
 		case O_NO_META: o->no_meta = 1; break;
 		case O_SKIP:
 			what = "--skip-plies";

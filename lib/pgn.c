@@ -6,8 +6,12 @@
  * comments or moves), and ordinary SAN is resolved with one targeted
  * lookup: the candidate pieces are the attackers of the target square
  * (bitboard tables below), and legality is a single "is my king attacked
- * afterwards" test.  Anything unusual (castling, UCI-style moves, odd
- * spellings) falls back to the chess core's lenient pf_move_from_san().
+ * afterwards" test, most often just "is this piece on a line with its
+ * king".  Anything unusual (castling, UCI-style moves, odd spellings)
+ * falls back to the chess core's lenient pf_move_from_san().  Lichess's
+ * "{ [%clk 0:05:00] }" after each move is parsed in one pass
+ * (fast_comment), move numbers in one step, and the game id's tag bytes
+ * are hashed at once.
  */
 #define _GNU_SOURCE	/* memmem */
 #include <ctype.h>
@@ -47,7 +51,10 @@ struct pf_pgn {
 	int has_fen;
 	char fen[128];
 	pf_board board;
+	pf_board startpos;	/* pf_board_startpos(), made once */
 	XXH64_state_t hs;
+	size_t idlen;		/* bytes in idbuf, not yet in hs */
+	uint8_t idbuf[4096];	/* the game id's tag bytes, hashed at once */
 	pf_pgn_game g;
 };
 
@@ -55,7 +62,7 @@ struct pf_pgn {
 
 static uint64_t knight_att[64], king_att[64], pawn_att[2][64];
 static uint64_t ray[8][64];	/* N, E, NE, NW (positive), S, W, SW, SE */
-static uint64_t queen_lines[64];	/* union of the rays from a square */
+static uint8_t ray_dir[64][64];		/* d with t on ray[d][sq], or 8 */
 static const int ray_df[8] = { 0, 1, 1, -1, 0, -1, -1, 1 };
 static const int ray_dr[8] = { 1, 0, 1, 1, -1, 0, -1, -1 };
 static int tables_ready;
@@ -69,6 +76,7 @@ init_tables(void)
 
 	if (tables_ready)
 		return;
+	memset(ray_dir, 8, sizeof(ray_dir));
 	for (sq = 0; sq < 64; sq++) {
 		int f = sq & 7, r = sq >> 3;
 
@@ -102,10 +110,10 @@ init_tables(void)
 
 			while (nf >= 0 && nf < 8 && nr >= 0 && nr < 8) {
 				ray[d][sq] |= 1ULL << (nr * 8 + nf);
+				ray_dir[sq][nr * 8 + nf] = (uint8_t)d;
 				nf += ray_df[d];
 				nr += ray_dr[d];
 			}
-			queen_lines[sq] |= ray[d][sq];
 		}
 	}
 	tables_ready = 1;
@@ -144,7 +152,7 @@ bishop_att(int sq, uint64_t occ)
  * else 64.
  */
 static int
-legal_after(const pf_board *b, int from, int to, int capsq)
+legal_after_full(const pf_board *b, int from, int to, int capsq)
 {
 	int us = b->stm, ksq;
 	uint64_t occ = b->by_colour[0] | b->by_colour[1];
@@ -157,11 +165,21 @@ legal_after(const pf_board *b, int from, int to, int capsq)
 		enemy &= ~(1ULL << capsq);
 	}
 	ksq = b->king_sq[us];
-	/* Not in check, not the king, not en passant, and not on a line
-	   with the king: the move cannot expose the king. */
-	if (b->checkers == 0 && from != ksq && capsq == 64 &&
-	    !(queen_lines[ksq] & (1ULL << from)))
-		return 1;
+	if (b->checkers == 0 && from != ksq && capsq == 64) {
+		/* Not in check, not the king, not en passant: only the line
+		   from the king through from can open, and only when the
+		   piece leaves it. */
+		int d = ray_dir[ksq][from];
+		uint64_t sl;
+
+		if (d == 8 || (ray[d][ksq] & (1ULL << to)))
+			return 1;
+		sl = enemy & (b->by_type[PF_QUEEN] | (d == 0 || d == 1 ||
+		    d == 4 || d == 5 ? b->by_type[PF_ROOK] :
+		    b->by_type[PF_BISHOP]));
+		return (ray[d][ksq] & sl) == 0 ||
+		    (ray_att(d, ksq, occ) & sl) == 0;
+	}
 	if (from == ksq)
 		ksq = to;
 	if (knight_att[ksq] & enemy & b->by_type[PF_KNIGHT])
@@ -177,6 +195,19 @@ legal_after(const pf_board *b, int from, int to, int capsq)
 	    (b->by_type[PF_BISHOP] | b->by_type[PF_QUEEN]))
 		return 0;
 	return 1;
+}
+
+/* legal_after_full(), with its most common answer inline: a piece that is
+   not on a line with its king (and no check, no en passant). */
+static inline int
+legal_after(const pf_board *b, int from, int to, int capsq)
+{
+	int ksq = b->king_sq[b->stm];
+
+	if (b->checkers == 0 && capsq == 64 && from != ksq &&
+	    ray_dir[ksq][from] == 8)
+		return 1;
+	return legal_after_full(b, from, to, capsq);
 }
 
 static int
@@ -333,6 +364,7 @@ pf_pgn_new(int format, pf_pgn_accept_fn accept, void *arg)
 	init_tables();
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return NULL;
+	pf_board_startpos(&p->startpos);
 	p->format_opt = format;
 	p->accept = accept;
 	p->arg = arg;
@@ -518,6 +550,7 @@ game_reset(pf_pgn *p)
 	p->seen_event = 0;
 	p->has_fen = 0;
 	XXH64_reset(&p->hs, 0);
+	p->idlen = 0;
 	g->eval_kind[0] = PF_PGN_EVAL_NONE;
 	g->clk_ms[0] = PF_U32_UNKNOWN;
 	g->eval[0] = 0;
@@ -663,13 +696,16 @@ pf_tc_class(uint32_t base_s, uint32_t inc_s)
 		return PF_TC_UNKNOWN;
 	est = (double)base_s + 40.0 * (double)(inc_s == PF_U32_UNKNOWN ? 0 :
 	    inc_s);
-	if (est < 29)
+	/* scalachess Speed: ultraBullet 0 to 29 s, bullet 30 to 179,
+	   blitz 180 to 479, rapid 480 to 1499, classical from 1500
+	   (inclusive ranges; Lichess's FAQ words them as "< 29" etc.). */
+	if (est < 30)
 		return PF_TC_ULTRABULLET;
-	if (est < 179)
+	if (est < 180)
 		return PF_TC_BULLET;
-	if (est < 479)
+	if (est < 480)
 		return PF_TC_BLITZ;
-	if (est < 1499)
+	if (est < 1500)
 		return PF_TC_RAPID;
 	return PF_TC_CLASSICAL;
 }
@@ -774,10 +810,26 @@ handle_tag(pf_pgn *p, const char *name, size_t nl, const char *v, size_t vl)
 	pf_pgn_game *g = &p->g;
 
 #define NAME(lit) (nl == sizeof(lit) - 1 && memcmp(name, lit, nl) == 0)
-	XXH64_update(&p->hs, name, nl);
-	XXH64_update(&p->hs, "", 1);
-	XXH64_update(&p->hs, v, vl);
-	XXH64_update(&p->hs, "", 1);
+	/* The id hashes name NUL value NUL of every tag: gathered in idbuf
+	   and hashed in one go (the same bytes, the same hash). */
+	if (nl + vl + 2 > sizeof(p->idbuf) - p->idlen) {
+		XXH64_update(&p->hs, p->idbuf, p->idlen);
+		p->idlen = 0;
+	}
+	if (nl + vl + 2 <= sizeof(p->idbuf)) {
+		uint8_t *d = p->idbuf + p->idlen;
+
+		memcpy(d, name, nl);
+		d[nl] = '\0';
+		memcpy(d + nl + 1, v, vl);
+		d[nl + 1 + vl] = '\0';
+		p->idlen += nl + vl + 2;
+	} else {
+		XXH64_update(&p->hs, name, nl);
+		XXH64_update(&p->hs, "", 1);
+		XXH64_update(&p->hs, v, vl);
+		XXH64_update(&p->hs, "", 1);
+	}
 	p->ntags++;
 	switch (name[0]) {
 	case 'B':
@@ -833,6 +885,27 @@ handle_tag(pf_pgn *p, const char *name, size_t nl, const char *v, size_t vl)
 #undef NAME
 }
 
+/* isalnum() in the C locale, and '_'. */
+static const uint8_t tag_name_char[256] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+	['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['_'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+	['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+	['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+	['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+	['Y'] = 1, ['Z'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+	['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+	['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+	['y'] = 1, ['z'] = 1,
+};
+
+/* Bytes a tag value's scan must look at. */
+static const uint8_t tag_value_stop[256] = {
+	[0] = 1, ['\n'] = 1, ['\r'] = 1, ['"'] = 1, ['\\'] = 1,
+};
+
 /*
  * One tag at p->pos ('[').  Returns 1 when parsed, 0 when it starts the
  * next game (a second [Event]), -1 on a bad tag (the line is skipped).
@@ -851,7 +924,7 @@ parse_tag(pf_pgn *p)
 	while (s < e && (*s == ' ' || *s == '\t'))
 		s++;
 	name = s;
-	while (s < e && (isalnum((unsigned char)*s) || *s == '_'))
+	while (s < e && tag_name_char[(unsigned char)*s])
 		s++;
 	nl = (size_t)(s - name);
 	while (s < e && (*s == ' ' || *s == '\t'))
@@ -869,6 +942,10 @@ parse_tag(pf_pgn *p)
 	}
 	vs = ++s;
 	for (; s < e && *s != '"'; s++) {
+		while (s < e && !tag_value_stop[(unsigned char)*s])
+			s++;
+		if (s >= e || *s == '"')
+			break;
 		if (*s == '\n' || *s == '\r' || *s == '\0')
 			break;
 		if (*s == '\\' && s + 1 < e && (s[1] == '"' || s[1] == '\\')) {
@@ -1134,6 +1211,22 @@ skip_variation(pf_pgn *p)
 	}
 }
 
+/* Letters and digits, which start a move or a move number. */
+static const uint8_t alnum[256] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+	['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+	['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+	['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+	['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+	['Y'] = 1, ['Z'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+	['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+	['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+	['y'] = 1, ['z'] = 1,
+};
+
 /* Bytes that end a move token: whitespace, PGN punctuation, controls. */
 static const uint8_t delim[256] = {
 	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1,
@@ -1259,6 +1352,102 @@ play(pf_pgn *p, const char *s, size_t n)
 	return 0;
 }
 
+/*
+ * The common Lichess comment, "{ [%clk 0:05:00] }" or "{ [%eval 0.17]
+ * [%clk 0:05:00] }": p->pos at '{'.  When the comment is one or more
+ * " [%...]" items and then " }" on this line, parse its annotations in
+ * this one pass (exactly as skip_comment + parse_annotations would) and
+ * return 1 with p->pos after the '}'; else return 0 with nothing changed
+ * (the general path takes it).  fast_comment() below; it needs 112 bytes
+ * of window (else 0), which keeps every look-ahead here inside it.
+ */
+#define FAST_ITEMS	4
+
+/* Bytes that stop the scan of an annotation item for its ']'. */
+static const uint8_t item_stop[256] = {
+	[0] = 1, ['\n'] = 1, ['\r'] = 1, ['['] = 1, [']'] = 1, ['{'] = 1,
+	['}'] = 1,
+};
+
+static inline int
+dig(char c)
+{
+	return (unsigned)(c - '0') < 10;
+}
+
+/* fast_comment() for any such items (at most FAST_ITEMS of them). */
+static int __attribute__((noinline))
+fast_comment_items(pf_pgn *p, int idx)
+{
+	const char *s = p->pos + 1, *lim, *is[FAST_ITEMS], *ie[FAST_ITEMS];
+	uint32_t clk[FAST_ITEMS];
+	int n = 0, k;
+
+	lim = p->pos + 96;	/* s[11], s[2] below stay inside */
+	while (s < lim && s[0] == ' ' && s[1] == '[' && s[2] == '%') {
+		const char *c;
+
+		if (n == FAST_ITEMS)
+			return 0;
+		s += 3;
+		if (s[11] == ']' && memcmp(s, "clk ", 4) == 0 && s[5] == ':' &&
+		    s[8] == ':' && dig(s[4]) && dig(s[6]) && dig(s[7]) &&
+		    dig(s[9]) && dig(s[10])) {
+			/* "clk H:MM:SS": what parse_clk makes of it */
+			clk[n] = (uint32_t)(((s[4] - '0') * 3600 +
+			    ((s[6] - '0') * 10 + (s[7] - '0')) * 60 +
+			    (s[9] - '0') * 10 + (s[10] - '0')) * 1000);
+			is[n] = ie[n] = NULL;
+			n++;
+			s += 12;
+			continue;
+		}
+		for (c = s; c < lim && !item_stop[(unsigned char)*c]; c++)
+			;
+		if (c >= lim || *c != ']')
+			return 0;
+		is[n] = s;
+		ie[n++] = c;
+		s = c + 1;
+	}
+	if (s >= lim || s[0] != ' ' || s[1] != '}')
+		return 0;
+	for (k = 0; k < n; k++) {
+		const char *a = is[k], *e = ie[k];
+
+		if (a == NULL) {
+			p->g.clk_ms[idx] = clk[k];
+			p->g.has_clk = 1;
+		} else if (e - a > 5 && memcmp(a, "eval ", 5) == 0)
+			parse_eval(&p->g, idx, a + 5, e);
+		else if (e - a > 4 && memcmp(a, "clk ", 4) == 0)
+			parse_clk(&p->g, idx, a + 4, e);
+	}
+	p->pos = s + 2;
+	return 1;
+}
+
+static inline int
+fast_comment(pf_pgn *p, int idx)
+{
+	const char *s = p->pos + 1;
+
+	if (AVAIL(p) < 112)
+		return 0;
+	if (memcmp(s, " [%clk ", 7) == 0 && s[8] == ':' && s[11] == ':' &&
+	    s[14] == ']' && s[15] == ' ' && s[16] == '}' && dig(s[7]) &&
+	    dig(s[9]) && dig(s[10]) && dig(s[12]) && dig(s[13])) {
+		/* just "{ [%clk H:MM:SS] }", the most common of all */
+		p->g.clk_ms[idx] = (uint32_t)(((s[7] - '0') * 3600 +
+		    ((s[9] - '0') * 10 + (s[10] - '0')) * 60 +
+		    (s[12] - '0') * 10 + (s[13] - '0')) * 1000);
+		p->g.has_clk = 1;
+		p->pos = s + 17;
+		return 1;
+	}
+	return fast_comment_items(p, idx);
+}
+
 static void
 parse_movetext(pf_pgn *p)
 {
@@ -1280,6 +1469,8 @@ parse_movetext(pf_pgn *p)
 			return;
 		}
 		c = (unsigned char)*p->pos;
+		if (alnum[c])	/* a move or a number: none of the cases */
+			goto token;
 		switch (c) {
 		case ' ': case '\n': case '\r': case '\t': case '\v': case '\f':
 		case 0x1a: case '.': case '!': case '?': case ')': case ']':
@@ -1287,6 +1478,8 @@ parse_movetext(pf_pgn *p)
 			p->pos++;
 			continue;
 		case '{':
+			if (resolving && fast_comment(p, g->nmoves))
+				continue;
 			if (!skip_comment(p, &bs, &be)) {
 				if (resolving)
 					problem(g, PF_PGNP_COMMENT, "", 0);
@@ -1333,6 +1526,23 @@ parse_movetext(pf_pgn *p)
 			skip_to_next_tag(p);
 			return;
 		}
+token:
+		if (c >= '0' && c <= '9') {
+			/* A move number ("12." or "12..."): the digits are a
+			   token of their own; the dots and blanks after them
+			   are skipped as the loop would skip them. */
+			const char *q = p->pos + 1;
+
+			while (q < p->end && *q >= '0' && *q <= '9')
+				q++;
+			if (q < p->end && *q == '.') {
+				do
+					q++;
+				while (q < p->end && (*q == '.' || *q == ' '));
+				p->pos = q;
+				continue;
+			}
+		}
 		s = p->pos;
 		n = 0;
 		while (s + n < p->end && !is_delim((unsigned char)s[n]))
@@ -1367,6 +1577,13 @@ parse_movetext(pf_pgn *p)
 		} else if (r == -2) {
 			problem(g, PF_PGNP_TOO_LONG, s, n);
 			resolving = 0;
+		} else if (AVAIL(p) >= 2 && p->pos[0] == ' ' &&
+		    p->pos[1] == '{') {
+			/* the usual " { [%clk ...] } " after a move */
+			p->pos++;
+			if (fast_comment(p, g->nmoves) && AVAIL(p) > 0 &&
+			    *p->pos == ' ')
+				p->pos++;
 		} else if (AVAIL(p) >= 5 && memcmp(p->pos, " e.p.", 5) == 0)
 			p->pos += 5;
 		else if (AVAIL(p) >= 4 && memcmp(p->pos, "e.p.", 4) == 0)
@@ -1524,6 +1741,11 @@ static void
 finish_id(pf_pgn *p)
 {
 	pf_pgn_game *g = &p->g;
+
+	if (p->idlen > 0) {
+		XXH64_update(&p->hs, p->idbuf, p->idlen);
+		p->idlen = 0;
+	}
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	XXH64_update(&p->hs, g->moves, (size_t)g->nmoves * 2);
 #else
@@ -1558,10 +1780,10 @@ setup_start(pf_pgn *p)
 				    err);
 			}
 			g->skip = 1;
-			pf_board_startpos(&g->start);
+			g->start = p->startpos;
 		}
 	} else
-		pf_board_startpos(&g->start);
+		g->start = p->startpos;
 	if (vk == 1)
 		g->start.chess960 = 1;
 	p->board = g->start;
@@ -1612,6 +1834,12 @@ pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
 		while (AVAIL(p) > 0 && *p->pos == '[') {
 			if (parse_tag(p) == 0)
 				break;
+			if (AVAIL(p) >= 2 && p->pos[0] == '\n' &&
+			    p->pos[1] == '[') {	/* the next tag line */
+				p->newlines++;
+				p->pos++;
+				continue;
+			}
 			skip_blank(p);
 		}
 		setup_start(p);

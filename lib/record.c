@@ -39,8 +39,9 @@
 
 /* ---- raw codec --------------------------------------------------------- */
 
-size_t
-pf_record_encode(const pf_record *rec, uint8_t *out)
+/* The encoder, inlined into pf_writer_put too. */
+static inline size_t
+encode(const pf_record *rec, uint8_t *out)
 {
 	uint32_t len = PF_CORE_SIZE + rec->ext_len;
 
@@ -55,6 +56,28 @@ pf_record_encode(const pf_record *rec, uint8_t *out)
 	if (rec->ext_len > 0)
 		memcpy(out + PF_CORE_SIZE, rec->ext, rec->ext_len);
 	return len;
+}
+
+size_t
+pf_record_encode(const pf_record *rec, uint8_t *out)
+{
+	return encode(rec, out);
+}
+
+/* check_ext_area() without the reason: the writer's fast test. */
+static inline int
+ext_area_ok(const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+
+	while ((size_t)(end - p) >= PF_EXT_HEADER_SIZE) {
+		uint32_t elen = pf_get32(p + 4);
+
+		if (elen > (size_t)(end - p) - PF_EXT_HEADER_SIZE)
+			return 0;
+		p += PF_EXT_HEADER_SIZE + elen;
+	}
+	return p == end;
 }
 
 /*
@@ -1164,7 +1187,6 @@ int
 pf_writer_put(pf_writer *w, const pf_record *rec)
 {
 	size_t rlen = (size_t)PF_CORE_SIZE + rec->ext_len;
-	char why[200];
 
 	if (w->failed || w->closed) {
 		if (!w->failed)
@@ -1176,8 +1198,10 @@ pf_writer_put(pf_writer *w, const pf_record *rec)
 		    (unsigned long long)w->records + 1, rlen);
 		return -1;
 	}
-	if (rec->ext_len > 0 &&
-	    check_ext_area(rec->ext, rec->ext_len, why, sizeof(why)) == -1) {
+	if (rec->ext_len > 0 && !ext_area_ok(rec->ext, rec->ext_len)) {
+		char why[200];
+
+		check_ext_area(rec->ext, rec->ext_len, why, sizeof(why));
 		werr(w, "record %llu: %s", (unsigned long long)w->records + 1,
 		    why);
 		return -1;
@@ -1197,14 +1221,20 @@ pf_writer_put(pf_writer *w, const pf_record *rec)
 		w->blk = p;
 		w->blk_cap = cap;
 	}
-	w->blk_len += pf_record_encode(rec, w->blk + w->blk_len);
+	w->blk_len += encode(rec, w->blk + w->blk_len);
 	w->records++;
-	if (++w->blk_count == 1) {
-		if (w->flush_ms >= 0)
-			w->first_ms = now_ms();
+	if (w->flush_ms < 0) {
+		w->blk_count++;
 		return 0;
 	}
-	return pf_writer_tick(w);
+	if (++w->blk_count == 1) {
+		w->first_ms = now_ms();
+		return 0;
+	}
+	/* pf_writer_tick(), inline */
+	if (now_ms() - w->first_ms < (uint64_t)w->flush_ms)
+		return 0;
+	return write_block(w);
 }
 
 int

@@ -259,12 +259,28 @@ pgn2pos: 1 games read, 1 kept (1 truncated), 0 skipped; 65536 positions written"
 			base=${tc%+*} inc=${tc#*+}
 			est=$((base + 40 * inc))
 			case $c in
-			bullet) [ "$est" -ge 29 ] && [ "$est" -lt 179 ] ;;
-			blitz) [ "$est" -ge 179 ] && [ "$est" -lt 479 ] ;;
-			rapid) [ "$est" -ge 479 ] && [ "$est" -lt 1499 ] ;;
-			classical) [ "$est" -ge 1499 ] ;;
+			bullet) [ "$est" -ge 30 ] && [ "$est" -lt 180 ] ;;
+			blitz) [ "$est" -ge 180 ] && [ "$est" -lt 480 ] ;;
+			rapid) [ "$est" -ge 480 ] && [ "$est" -lt 1500 ] ;;
+			classical) [ "$est" -ge 1500 ] ;;
 			esac || fail "$c: $tc"
 		done < tcs.txt
+	done
+	# The class boundaries are scalachess's inclusive ranges: 0-29
+	# ultrabullet, 30-179 bullet, 180-479 blitz, 480-1499 rapid.
+	for t in 29:ultrabullet 30:bullet 179:bullet 180:blitz 0+11:blitz \
+	    479:blitz 480:rapid 1499:rapid 1500:classical; do
+		printf '[Event "e"]\n[TimeControl "%s"]\n\n1. e4 *\n' \
+		    "${t%:*}" > one.pgn
+		for c in ultrabullet bullet blitz rapid classical; do
+			n=$(pgn2pos -q --time-control "$c" one.pgn | posdump -c |
+			    cut -d" " -f1)
+			if [ "$c" = "${t#*:}" ]; then
+				[ "$n" -eq 2 ] || fail "${t%:*} not $c"
+			else
+				[ "$n" -eq 0 ] || fail "${t%:*} is not $c"
+			fi
+		done
 	done
 	pgn2pos -q --time-control blitz,bullet,rapid,classical,ultrabullet,correspondence "$L100K" > any.pos
 	diff <(posdump any.pos) <(posdump all.pos)
@@ -483,6 +499,8 @@ pgn2pos: 4 games read, 2 kept (0 truncated), 2 skipped (2 strict); 11 positions 
 	--per-game 0
 	--seed -1
 	--unique-mem 0
+	--epd --pgn
+	--pgn --epd
 	-x
 	EOF
 }

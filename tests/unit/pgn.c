@@ -271,13 +271,16 @@ static void
 test_tc_classes(void)
 {
 	CHECK(pf_tc_class(15, 0) == PF_TC_ULTRABULLET, "15+0 ultrabullet");
-	CHECK(pf_tc_class(28, 0) == PF_TC_ULTRABULLET, "28+0 ultrabullet");
-	CHECK(pf_tc_class(29, 0) == PF_TC_BULLET, "29+0 bullet");
+	CHECK(pf_tc_class(29, 0) == PF_TC_ULTRABULLET, "29+0 ultrabullet");
+	CHECK(pf_tc_class(30, 0) == PF_TC_BULLET, "30+0 bullet");
 	CHECK(pf_tc_class(60, 2) == PF_TC_BULLET, "60+2 (140 s) bullet");
-	CHECK(pf_tc_class(179, 0) == PF_TC_BLITZ, "179+0 blitz");
+	CHECK(pf_tc_class(179, 0) == PF_TC_BULLET, "179+0 bullet");
+	CHECK(pf_tc_class(180, 0) == PF_TC_BLITZ, "180+0 blitz");
 	CHECK(pf_tc_class(300, 3) == PF_TC_BLITZ, "300+3 (420 s) blitz");
+	CHECK(pf_tc_class(479, 0) == PF_TC_BLITZ, "479+0 blitz");
 	CHECK(pf_tc_class(180, 8) == PF_TC_RAPID, "180+8 (500 s) rapid");
-	CHECK(pf_tc_class(1498, 0) == PF_TC_RAPID, "1498+0 rapid");
+	CHECK(pf_tc_class(1499, 0) == PF_TC_RAPID, "1499+0 rapid");
+	CHECK(pf_tc_class(1500, 0) == PF_TC_CLASSICAL, "1500+0 classical");
 	CHECK(pf_tc_class(1800, 0) == PF_TC_CLASSICAL, "1800+0 classical");
 	CHECK(pf_tc_class(PF_U32_UNKNOWN, 0) == PF_TC_UNKNOWN, "unknown");
 	CHECK(strcmp(pf_tc_name(PF_TC_CORRESPONDENCE), "correspondence") == 0,
