@@ -104,7 +104,6 @@ struct run {
 	struct chain chain;
 	int chain_ok;		/* chain is the previous record's */
 	pf_target *target;
-	pf_policy *policy;
 	pf_extbuf eb;
 	pf_writer *w;
 	struct game game;
@@ -572,17 +571,16 @@ add_value(struct run *run, int method, int scale, double p1, double p2,
 }
 
 /*
- * The record's board from the previous record's (see struct chain): 0 and
- * *b filled, or -1 when the chain does not hold.  The move is checked
- * against the previous board's legal moves before it is made.
+ * The record's board from the previous record's (see struct chain), made
+ * in place in run->chain.b: 0, or -1 when the chain does not hold (the
+ * board is then unpacked into run->chain.b).  The move is checked for
+ * legality on the previous board before it is made.
  */
 static int
-chained_board(struct run *run, const pf_record *rec, pf_board *b)
+chained_board(struct run *run, const pf_record *rec)
 {
-	const pf_move *legal;
 	uint8_t packed[PF_PACKED_SIZE];
 	pf_undo u;
-	int n, i;
 
 	/* A shuffled stream: the record is not the next of the previous
 	   one's game, so the board cannot be it either (skip the work). */
@@ -591,14 +589,10 @@ chained_board(struct run *run, const pf_record *rec, pf_board *b)
 	    rec->game_id != run->chain.game_id ||
 	    rec->ply != (uint16_t)(run->chain.ply + 1))
 		return -1;
-	legal = pf_target_legal(run->target, &n);
-	for (i = 0; i < n && legal[i] != run->chain.move; i++)
-		continue;
-	if (i == n)
+	if (!pf_is_legal(&run->chain.b, run->chain.move))
 		return -1;
-	*b = run->chain.b;
-	pf_make_move(b, run->chain.move, &u);
-	pf_board_pack(b, packed);
+	pf_make_move(&run->chain.b, run->chain.move, &u);
+	pf_board_pack(&run->chain.b, packed);
 	if (memcmp(packed, rec->pos, PF_PACKED_SIZE) != 0)
 		return -1;
 	return 0;
@@ -615,41 +609,6 @@ table_well_formed(const pf_ext *x)
 	    pf_get16(x->data + 12);
 }
 
-/* Little-endian u32 store; one instruction where the host is
-   little-endian. */
-static inline void
-put32le(uint8_t *p, uint32_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(p, &v, 4);
-#else
-	pf_put32(p, v);
-#endif
-}
-
-/* pf_policy_encode(), with each (move, probability) pair written as one
-   little-endian u32: the same bytes, fewer instructions. */
-static int
-policy_encode(const pf_policy *pol, pf_extbuf *eb)
-{
-	uint16_t n = pol->n < PF_MAX_MOVES ? pol->n : PF_MAX_MOVES;
-	uint8_t *p;
-	int i;
-
-	if ((p = pf_extbuf_add(eb, PF_EXT_POLICY, 12 + 4 * (uint32_t)n)) ==
-	    NULL)
-		return -1;
-	p[0] = pol->method;
-	p[1] = 0;
-	pf_put16(p + 2, n);
-	pf_putf32(p + 4, pol->param1);
-	pf_putf32(p + 8, pol->param2);
-	for (i = 0; i < n; i++)
-		put32le(p + 12 + 4 * i, (uint32_t)pol->move[i] |
-		    (uint32_t)pol->prob[i] << 16);
-	return 0;
-}
-
 /*
  * Build the record's new extension area in run->eb: its extensions minus
  * the targets this run replaces, then the policy and the value targets
@@ -664,8 +623,9 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 	pf_ext_iter it;
 	pf_ext x, table = { 0 };
 	struct evalview v, best = { 0 };
-	int rv, nrepl = 0, have_table = 0, have_eval = 0, i;
+	int rv, nrepl = 0, have_table = 0, have_eval = 0, i, plen;
 	uint16_t table_depth = 0;
+	uint8_t *p;
 	double r = -1, cp;
 	char err[128];
 	pf_board b;
@@ -759,29 +719,39 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 				    "per-move scores: malformed extension");
 				return -1;
 			}
-			if (chained_board(run, rec, &b) == -1 &&
-			    pf_board_unpack(&b, rec->pos,
+			/* The board is built in the chain's place, so that
+			   the next record can follow from it. */
+			if (chained_board(run, rec) == -1 &&
+			    pf_board_unpack(&run->chain.b, rec->pos,
 			    (rec->flags & PF_RF_CHESS960) != 0, err,
 			    sizeof(err)) < 0) {
 				record_error(run, recno, "bad position: %s",
 				    err);
 				return -1;
 			}
-			if (pf_target_policy_ext(run->target, &b, table.data,
-			    table.len, run->policy) < 0) {
+			/* Room for the largest policy, then cut to size. */
+			if ((p = pf_extbuf_add(&run->eb, PF_EXT_POLICY,
+			    PF_POLICY_PAYLOAD_MAX)) == NULL)
+				goto nomem;
+			run->eb.len -= PF_EXT_HEADER_SIZE +
+			    PF_POLICY_PAYLOAD_MAX;
+			if ((plen = pf_target_policy_payload(run->target,
+			    &run->chain.b, table.data, table.len, p)) < 0) {
 				record_error(run, recno, "%s",
 				    pf_target_error(run->target));
 				return -1;
 			}
+			if (plen > 0) {
+				pf_put32(p - PF_EXT_HEADER_SIZE + 4,
+				    (uint32_t)plen);
+				run->eb.len += PF_EXT_HEADER_SIZE +
+				    (size_t)plen;
+			}
 			run->chain.valid = 1;
-			run->chain.b = b;
 			run->chain.move = rec->move;
 			run->chain.chess960 = rec->flags & PF_RF_CHESS960;
 			run->chain.game_id = rec->game_id;
 			run->chain.ply = rec->ply;
-			if (run->policy->n > 0 &&
-			    policy_encode(run->policy, &run->eb) < 0)
-				goto nomem;
 		} else if (o->require) {
 			pf_move moves[PF_MAX_MOVES];
 
@@ -1098,9 +1068,8 @@ main(int argc, char *argv[])
 	}
 	wo = pf_default_writer_opts(compress || o.compress);
 	run.target = pf_target_new(&o.pp);
-	run.policy = malloc(sizeof(*run.policy));
 	run.w = pf_writer_open_fd(fd, o.output ? o.output : "stdout", &wo);
-	if (run.target == NULL || run.policy == NULL ||
+	if (run.target == NULL ||
 	    run.w == NULL) {
 		pf_warn("out of memory");
 		run.status = PF_EXIT_DATA;
@@ -1118,7 +1087,6 @@ main(int argc, char *argv[])
 out:
 	pf_writer_free(run.w);
 	pf_target_free(run.target);
-	free(run.policy);
 	pf_extbuf_free(&run.eb);
 	free(run.game.recs);
 	free(run.game.bytes);

@@ -1259,3 +1259,165 @@ pf_count_legal(const pf_board *b)
 {
 	return count_fn(b);
 }
+
+/* ---- legal moves as sets ------------------------------------------- */
+
+/* Promotions of from to every square of t (queen, rook, bishop, knight
+   order does not matter here). */
+static inline pf_move *
+sets_promotions(pf_move *m, int from, uint64_t t)
+{
+	int to, p;
+
+	while (t) {
+		to = pop_lsb(&t);
+		for (p = 0; p < 4; p++)
+			*m++ = PF_MAKE_MOVE(from, to, PF_MK_PROMOTION, p);
+	}
+	return m;
+}
+
+/* The rules of count_legal_impl(), with the sets kept. */
+static inline __attribute__((always_inline)) int
+legal_sets_impl(const pf_board *b, pf_legal_sets *s)
+{
+	int us = b->stm, them = !us, ksq = b->king_sq[us], from, n;
+	uint64_t own = b->by_colour[us], enemy = b->by_colour[them];
+	uint64_t occ = own | enemy, empty = ~occ, target, pinned, bb, t;
+	uint64_t kocc = occ ^ (1ULL << ksq), pawns, rank4, promo, diag, orth;
+	uint64_t kt = 0, fb, line;
+	pf_move *m = s->special;
+
+	/* Every square of the side to move gets its set (only those are
+	   read: pf_legal_sets_empty), and the count adds up as they do. */
+	s->own = own;
+	t = pf_king_att[ksq] & ~own;
+	while (t) {
+		int to = pop_lsb(&t);
+
+		kt |= (uint64_t)!attackers_of(b, to, them, kocc) << to;
+	}
+	s->from[ksq] = kt;
+	n = __builtin_popcountll(kt);
+	if (b->checkers) {
+		if (b->checkers & (b->checkers - 1)) {
+			/* Double check: only the king moves. */
+			bb = own & ~(1ULL << ksq);
+			while (bb)
+				s->from[pop_lsb(&bb)] = 0;
+			goto done;
+		}
+		target = pf_between[ksq][__builtin_ctzll(b->checkers)] |
+		    b->checkers;
+	} else
+		target = ~own;
+	pinned = pinned_pieces(b, us);
+
+	/* A pinned piece keeps the targets on its pin line, and none when
+	   in check (as the generator). */
+#define PIN_LINE(from, fb) (pinned & (fb) ? (b->checkers ? 0 : \
+	pf_line[ksq][from]) : ~0ULL)
+	bb = b->by_type[PF_KNIGHT] & own;
+	while (bb) {
+		from = pop_lsb(&bb);
+		t = pinned >> from & 1 ? 0 : pf_knight_att[from] & target;
+		s->from[from] = t;
+		n += __builtin_popcountll(t);
+	}
+	diag = (b->by_type[PF_BISHOP] | b->by_type[PF_QUEEN]) & own;
+	orth = (b->by_type[PF_ROOK] | b->by_type[PF_QUEEN]) & own;
+	bb = diag | orth;
+	while (bb) {
+		from = pop_lsb(&bb);
+		fb = 1ULL << from;
+		/* Branch-free: both lookups, each kept by its mask (a
+		   queen keeps both). */
+		t = (pf_bishop_attacks(from, occ) & -(diag >> from & 1)) |
+		    (pf_rook_attacks(from, occ) & -(orth >> from & 1));
+		t &= target & PIN_LINE(from, fb);
+		s->from[from] = t;
+		n += __builtin_popcountll(t);
+	}
+
+	/* Pawns one by one, branch-free: a pinned pawn keeps only the
+	   targets on its pin line (none when in check, as the generator). */
+	pawns = b->by_type[PF_PAWN] & own;
+	promo = us == PF_WHITE ? 0xFFULL << 56 : 0xFFULL;
+	rank4 = us == PF_WHITE ? 0xFFULL << 24 : 0xFFULL << 32;
+	bb = pawns;
+	while (bb) {
+		uint64_t one, two;
+
+		from = pop_lsb(&bb);
+		fb = 1ULL << from;
+		one = (us == PF_WHITE ? fb << 8 : fb >> 8) & empty;
+		two = (us == PF_WHITE ? one << 8 : one >> 8) & empty & rank4;
+		t = ((pf_pawn_att[us][from] & enemy) | one | two) & target;
+		line = PIN_LINE(from, fb);
+		t &= line;
+		s->from[from] = t & ~promo;
+		n += __builtin_popcountll(t & ~promo);
+		if (t & promo)
+			m = sets_promotions(m, from, t & promo);
+	}
+	if (b->ep != PF_SQ_NONE) {
+		bb = pf_pawn_att[them][b->ep] & pawns;
+		while (bb) {
+			from = pop_lsb(&bb);
+			if (ep_legal(b, from, b->ep))
+				*m++ = PF_MAKE_MOVE(from, b->ep,
+				    PF_MK_ENPASSANT, 0);
+		}
+	}
+	if (!b->checkers && (bb = b->castle_rooks & own)) {
+		while (bb) {
+			int rsq = pop_lsb(&bb);
+
+			if (castle_legal(b, us, rsq, occ))
+				*m++ = PF_MAKE_MOVE(ksq, rsq, PF_MK_CASTLE, 0);
+		}
+	}
+#undef PIN_LINE
+done:
+	s->nspecial = (int)(m - s->special);
+	n += s->nspecial;
+	s->count = n;
+	return n;
+}
+
+static int
+legal_sets_generic(const pf_board *b, pf_legal_sets *s)
+{
+	return legal_sets_impl(b, s);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("popcnt"))) static int
+legal_sets_popcnt(const pf_board *b, pf_legal_sets *s)
+{
+	return legal_sets_impl(b, s);
+}
+#endif
+
+int
+pf_legal_sets_fill(const pf_board *b, pf_legal_sets *s)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (gen_fn == gen_popcnt)
+		return legal_sets_popcnt(b, s);
+#endif
+	return legal_sets_generic(b, s);
+}
+
+int
+pf_legal_sets_empty(const pf_legal_sets *s)
+{
+	uint64_t bb = s->own, left = 0;
+	int i;
+
+	while (bb)
+		left |= s->from[pop_lsb(&bb)];
+	for (i = 0; i < s->nspecial; i++)
+		left |= s->special[i];
+	return left == 0;
+}

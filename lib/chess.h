@@ -224,4 +224,48 @@ int	pf_ep_capture_exists(const pf_board *b, int ep);
 /* Number of legal moves (the same as pf_gen_legal's count). */
 int	pf_count_legal(const pf_board *b);
 
+/*
+ * The legal moves of a board as sets, to check a list of moves against
+ * them without generating the list: pf_legal_sets_fill() fills s, then
+ * pf_legal_sets_take() takes each move of the list out of s, and
+ * pf_legal_sets_empty() says whether every legal move was taken.  When n
+ * takes leave s empty and n is s->count, the n moves are exactly the
+ * legal moves, each once (each take removes at most one move).
+ *   from[sq]   targets of the normal, non-promotion moves of the piece
+ *              of the side to move on sq (0 for any other square)
+ *   special    the castling, en passant and promotion moves; a taken one
+ *              becomes PF_MOVE_NONE
+ *   count      the number of legal moves (pf_count_legal)
+ */
+typedef struct pf_legal_sets {
+	uint64_t from[64];
+	uint64_t own;		/* squares of the side to move's pieces */
+	int count;
+	int nspecial;
+	pf_move special[PF_MAX_MOVES];
+} pf_legal_sets;
+
+/* Fill s from b; returns s->count. */
+int	pf_legal_sets_fill(const pf_board *b, pf_legal_sets *s);
+
+/* Take m out of s if it is there (a move that is not is ignored). */
+static inline void
+pf_legal_sets_take(pf_legal_sets *s, pf_move m)
+{
+	int i;
+
+	if (m >> 12) {
+		for (i = 0; i < s->nspecial; i++)
+			if (s->special[i] == m) {
+				s->special[i] = PF_MOVE_NONE;
+				break;
+			}
+		return;
+	}
+	s->from[PF_MOVE_FROM(m)] &= ~(1ULL << PF_MOVE_TO(m));
+}
+
+/* 1 if every move of s has been taken. */
+int	pf_legal_sets_empty(const pf_legal_sets *s);
+
 #endif

@@ -26,7 +26,7 @@ struct pf_target {
 	uint32_t gen;			/* 1..GEN_MAX */
 	uint32_t slot[1u << KEY_BITS];	/* gen << 8 | index in legal[] */
 	uint8_t used[PF_MAX_MOVES];	/* legal[i] is in the table */
-	int nlegal;
+	pf_legal_sets sets;		/* the fast path's legal moves */
 	pf_move legal[PF_MAX_MOVES];
 	pf_move tmove[PF_MAX_MOVES];	/* the table's moves, table order */
 	/* A pf_movescores given to pf_target_policy(), in the encoded
@@ -38,6 +38,8 @@ struct pf_target {
 	double sorted[PF_MAX_MOVES];
 	int params_ok;			/* params_ok(&params), once */
 	uint16_t ndrop[PF_MAX_MOVES + 1];	/* zeman: moves dropped of n */
+	uint16_t q[PF_MAX_MOVES];	/* pf_target_policy_payload() */
+	pf_policy pol;			/* the same, other than the fast path */
 	char err[160];
 };
 
@@ -250,8 +252,8 @@ quantize(const double *w, int n, double scale, uint16_t *q)
 		for (i = 0; i < ne; i++) {
 			rank = 0;
 			for (j = 0; j < ne; j++)
-				rank += rem[edge[j]] > rem[edge[i]] ||
-				    (rem[edge[j]] == rem[edge[i]] && j < i);
+				rank += (rem[edge[j]] > rem[edge[i]]) |
+				    ((rem[edge[j]] == rem[edge[i]]) & (j < i));
 			q[idx[edge[i]]] += rank < need;
 		}
 		return;
@@ -332,8 +334,8 @@ quantize_positive(const double *w, int n, double scale, uint16_t *q)
 	for (i = 0; i < ne; i++) {
 		rank = 0;
 		for (j = 0; j < ne; j++)
-			rank += rem[edge[j]] > rem[edge[i]] ||
-			    (rem[edge[j]] == rem[edge[i]] && j < i);
+			rank += (rem[edge[j]] > rem[edge[i]]) |
+			    ((rem[edge[j]] == rem[edge[i]]) & (j < i));
 		q[edge[i]] += rank < need;
 	}
 }
@@ -385,13 +387,6 @@ const char *
 pf_target_error(const pf_target *t)
 {
 	return t->err;
-}
-
-const pf_move *
-pf_target_legal(const pf_target *t, int *n)
-{
-	*n = t->nlegal;
-	return t->legal;
 }
 
 /* UCI-like text for any move, legal or not (for messages). */
@@ -545,6 +540,46 @@ match_fast(pf_target *t, const uint8_t *raw, int n, int nlegal,
 }
 
 /*
+ * The common case, without generating the moves: the table of n moves is
+ * the complete list of legal moves (uci-eval --multipv all), each listed
+ * once, with a known score kind.  n equals the number of legal moves, and
+ * taking each table move out of the position's legal move sets leaves
+ * them empty: each take removes at most one legal move, so every table
+ * move was legal and none repeated, and the table is every legal move.
+ * Fills t->cp (table order) and *unsorted (1 when a score rises along
+ * the table).  0, or -1 when any condition fails (the caller then
+ * generates the moves and takes the other paths, which name the first
+ * problem in table order or add the missing moves).
+ */
+static int
+match_sets(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
+    int *unsorted)
+{
+	pf_legal_sets *ls = &t->sets;
+	int32_t *restrict cp = t->cp;
+	int j, bad = 0, down = 0;
+	int32_t prev = INT32_MAX;
+
+	if (pf_legal_sets_fill(b, ls) != n)
+		return -1;
+	for (j = 0; j < n; j++, raw += PF_MOVESCORE_SIZE) {
+		pf_move m = pf_get16(raw);
+		int32_t score = (int32_t)pf_get32(raw + 4);
+
+		pf_legal_sets_take(ls, m);
+		if (raw[2] != PF_SCORE_CP) {
+			bad |= raw[2] != PF_SCORE_MATE;
+			score = pf_score_cp(PF_SCORE_MATE, score);
+		}
+		cp[j] = score;
+		down |= prev < score;
+		prev = score;
+	}
+	*unsorted = down;
+	return !bad && pf_legal_sets_empty(ls) ? 0 : -1;
+}
+
+/*
  * The careful path (the table may be bad): each table move is looked up
  * in the legal moves, in table order, and the first problem is named.
  * Fills t->used and t->cp.  0, or -1 with the reason in t->err.
@@ -566,7 +601,7 @@ match_careful(pf_target *t, const uint8_t *raw, int n, int nlegal)
 		k = MOVE_KEY(t->legal[i]);
 		t->slot[k] = t->gen << 8 | (uint32_t)i;
 	}
-	memset(t->used, 0, (size_t)nlegal);
+	memset(t->used, 0, sizeof(t->used));
 	for (j = 0; j < n; j++, raw += PF_MOVESCORE_SIZE) {
 		pf_move m = pf_get16(raw);
 		uint8_t kind = raw[2];
@@ -621,15 +656,23 @@ policy_header(const pf_target *t, pf_policy *out)
  */
 static int
 policy_core(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
-    pf_policy *out)
+    int complete, pf_policy *out)
 {
 	int nlegal, i, r, nz, fast, unsorted = 0;
 	double sum, *w;
 
-	nlegal = t->nlegal = pf_gen_legal(b, t->legal);
 	policy_header(t, out);
-	fast = n > 0 && nlegal > 0 &&
-	    match_fast(t, raw, n, nlegal, out->move, &unsorted) == 0;
+	if (complete && n > 0 && match_sets(t, b, raw, n, &unsorted) == 0) {
+		nlegal = n;
+		fast = 1;
+		for (i = 0; i < n; i++)
+			out->move[i] = t->tmove[i] =
+			    pf_get16(raw + PF_MOVESCORE_SIZE * i);
+	} else {
+		nlegal = pf_gen_legal(b, t->legal);
+		fast = n > 0 && nlegal > 0 &&
+		    match_fast(t, raw, n, nlegal, out->move, &unsorted) == 0;
+	}
 	if (!fast) {
 		if (match_careful(t, raw, n, nlegal) == -1)
 			return -1;
@@ -689,13 +732,11 @@ pf_target_policy(pf_target *t, const pf_board *b, const pf_movescores *s,
 	int j;
 
 	t->err[0] = 0;
-	t->nlegal = 0;
 	if (!t->params_ok) {
 		snprintf(t->err, sizeof(t->err), "invalid policy parameters");
 		return -1;
 	}
 	if (s->n > PF_MAX_MOVES) {
-		t->nlegal = pf_gen_legal(b, t->legal);
 		policy_header(t, out);
 		snprintf(t->err, sizeof(t->err), "per-move table too long");
 		return -1;
@@ -708,7 +749,8 @@ pf_target_policy(pf_target *t, const pf_board *b, const pf_movescores *s,
 		q[3] = s->m[j].depth;
 		pf_put32(q + 4, (uint32_t)s->m[j].score);
 	}
-	return policy_core(t, b, t->raw, s->n, out);
+	return policy_core(t, b, t->raw, s->n, s->flags & PF_MSF_COMPLETE,
+	    out);
 }
 
 int
@@ -718,7 +760,6 @@ pf_target_policy_ext(pf_target *t, const pf_board *b, const uint8_t *data,
 	int n;
 
 	t->err[0] = 0;
-	t->nlegal = 0;
 	if (!t->params_ok) {
 		snprintf(t->err, sizeof(t->err), "invalid policy parameters");
 		return -1;
@@ -730,7 +771,167 @@ pf_target_policy_ext(pf_target *t, const pf_board *b, const uint8_t *data,
 		    "per-move scores: malformed extension");
 		return -1;
 	}
-	return policy_core(t, b, data + PF_MOVESCORES_FIXED, n, out);
+	return policy_core(t, b, data + PF_MOVESCORES_FIXED, n,
+	    data[1] & PF_MSF_COMPLETE, out);
+}
+
+/* Little-endian u32 store; one instruction where the host is
+   little-endian. */
+static inline void
+put32le(uint8_t *p, uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 4);
+#else
+	pf_put32(p, v);
+#endif
+}
+
+/* The fixed part of a PF_EXT_POLICY payload (ext.h layout). */
+static void
+payload_header(const pf_target *t, int n, uint8_t *dst)
+{
+	const pf_policy_params *p = &t->params;
+
+	dst[0] = (uint8_t)p->method;
+	dst[1] = 0;
+	pf_put16(dst + 2, (uint16_t)n);
+	if (p->method == PF_POLICY_ZEMAN) {
+		pf_putf32(dst + 4, (float)p->drop);
+		pf_putf32(dst + 8, (float)p->power);
+	} else {
+		pf_putf32(dst + 4, (float)p->temperature);
+		pf_putf32(dst + 8, 0);
+	}
+}
+
+/*
+ * The fast path of pf_target_policy_payload(): a zeman policy from a
+ * complete table in score order (match_sets() filled t->cp), written
+ * straight into dst in table order.  The same arithmetic as the sorted
+ * branch of policy_core() followed by pf_policy_encode(), so the same
+ * bytes, with the quantisation of quantize_positive() folded into the
+ * writing: the pass that writes each pair adds the quantum of every
+ * remainder above the boundary bucket, and the few moves of the
+ * boundary bucket are ranked after and get theirs in place.
+ */
+static int
+zeman_payload(pf_target *t, const uint8_t *raw, int n, uint8_t *dst)
+{
+	double *w = t->sorted, sum, x;
+	const int32_t *cp = t->cp;
+	uint16_t *q = t->q;
+	uint32_t rem[PF_MAX_MOVES];
+	uint16_t count[RBUCKETS];
+	int edge[PF_MAX_MOVES];
+	uint8_t *p = dst + PF_POLICY_FIXED, *e;
+	long total = 0, deficit, acc;
+	int i, j, nz, kept, ne = 0, thr = RBUCKETS, need = 0, rank, bk;
+	const double max32 = (double)PF_POLICY_QUANTA * 4294967296.0;
+	double scale, scale32;
+	uint64_t u;
+
+	kept = n - t->ndrop[n];
+	if (t->params.power == 4.0 && cp[0] > cp[kept - 1]) {
+		/* zeman_sorted()'s usual case, without the tail it zeroes:
+		   the weights past kept are never read here. */
+		double min = cp[kept - 1], inv = 1.0 / (cp[0] - min), v;
+
+		for (i = 0, sum = 0; i < kept; i++) {
+			x = (cp[i] - min) * inv;
+			v = (x * x) * (x * x);
+			w[i] = v;
+			sum += v;
+		}
+		nz = kept;
+	} else {
+		sum = zeman_sorted(t, cp, n, w);
+		nz = n;
+	}
+	while (nz > 0 && !(w[nz - 1] > 0))
+		nz--;
+	scale = PF_POLICY_QUANTA / sum;
+	scale32 = scale * 4294967296.0;
+	memset(count, 0, sizeof(count));
+	for (i = 0; i < nz; i++) {
+		x = w[i] * scale32;
+		if (x > max32)
+			x = max32;
+		u = (uint64_t)(int64_t)x;	/* floor: 0 <= x < 2^48 */
+		q[i] = (uint16_t)(u >> 32);
+		total += (long)(u >> 32);
+		rem[i] = (uint32_t)u;
+		count[(uint32_t)u >> (32 - RBUCKET_BITS)]++;
+	}
+	deficit = PF_POLICY_QUANTA - total;
+	if (deficit < 0 || deficit >= nz)
+		quantize(w, nz, scale, q);	/* thr stays above every bucket */
+	else if (deficit > 0) {
+		for (thr = RBUCKETS - 1, acc = 0; acc + count[thr] < deficit;
+		    thr--)
+			acc += count[thr];
+		need = (int)(deficit - acc);	/* from bucket thr */
+	}
+	payload_header(t, n, dst);
+	for (i = 0; i < nz; i++, raw += PF_MOVESCORE_SIZE) {
+		bk = (int)(rem[i] >> (32 - RBUCKET_BITS));
+		put32le(p + 4 * i, (uint32_t)pf_get16(raw) |
+		    (uint32_t)(q[i] + (bk > thr)) << 16);
+		edge[ne] = i;
+		ne += bk == thr;
+	}
+	for (; i < n; i++, raw += PF_MOVESCORE_SIZE)
+		put32le(p + 4 * i, pf_get16(raw));
+	/* The boundary bucket: larger remainder first, then lower index. */
+	for (i = 0; i < ne; i++) {
+		rank = 0;
+		for (j = 0; j < ne; j++)
+			rank += (rem[edge[j]] > rem[edge[i]]) |
+			    ((rem[edge[j]] == rem[edge[i]]) & (j < i));
+		e = p + 4 * edge[i] + 2;
+		pf_put16(e, (uint16_t)(pf_get16(e) + (rank < need)));
+	}
+	return PF_POLICY_FIXED + 4 * n;
+}
+
+int
+pf_target_policy_payload(pf_target *t, const pf_board *b,
+    const uint8_t *data, uint32_t len, uint8_t *dst)
+{
+	const uint8_t *raw = data + PF_MOVESCORES_FIXED;
+	pf_policy *pol = &t->pol;
+	int n, i, unsorted = 0, complete;
+
+	t->err[0] = 0;
+	if (!t->params_ok) {
+		snprintf(t->err, sizeof(t->err), "invalid policy parameters");
+		return -1;
+	}
+	if (len < PF_MOVESCORES_FIXED ||
+	    (n = pf_get16(data + 12)) > PF_MAX_MOVES ||
+	    (len - PF_MOVESCORES_FIXED) / PF_MOVESCORE_SIZE < (uint32_t)n) {
+		snprintf(t->err, sizeof(t->err),
+		    "per-move scores: malformed extension");
+		return -1;
+	}
+	/* The flag only says which path to try first: match_sets()
+	   checks the table itself. */
+	complete = data[1] & PF_MSF_COMPLETE;
+	if (complete && t->params.method == PF_POLICY_ZEMAN && n > 0) {
+		if (match_sets(t, b, raw, n, &unsorted) == -1)
+			complete = 0;	/* policy_core() need not try again */
+		else if (!unsorted)
+			return zeman_payload(t, raw, n, dst);
+	}
+	if (policy_core(t, b, raw, n, complete, pol) == -1)
+		return -1;
+	if (pol->n == 0)
+		return 0;
+	payload_header(t, pol->n, dst);
+	for (i = 0; i < pol->n; i++)
+		put32le(dst + PF_POLICY_FIXED + 4 * i, (uint32_t)pol->move[i] |
+		    (uint32_t)pol->prob[i] << 16);
+	return PF_POLICY_FIXED + 4 * pol->n;
 }
 
 double

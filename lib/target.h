@@ -107,15 +107,25 @@ int	pf_target_policy(pf_target *t, const pf_board *b,
  */
 int	pf_target_policy_ext(pf_target *t, const pf_board *b,
 	    const uint8_t *data, uint32_t len, pf_policy *out);
+/*
+ * The same again, writing the PF_EXT_POLICY payload (ext.h layout, the
+ * bytes pf_policy_encode() writes) straight into dst, which has room for
+ * PF_POLICY_PAYLOAD_MAX bytes: the per-record path of softtarget.
+ * Returns the payload's length, 0 when the position has no legal moves
+ * (no policy to store), or -1 with the reason in pf_target_error().
+ * A complete zeman table in score order (what uci-eval --multipv all
+ * writes) takes a path that generates no moves.
+ */
+int	pf_target_policy_payload(pf_target *t, const pf_board *b,
+	    const uint8_t *data, uint32_t len, uint8_t *dst);
+#define PF_POLICY_FIXED		12
+#define PF_POLICY_PAYLOAD_MAX	(PF_POLICY_FIXED + 4 * PF_MAX_MOVES)
 /* PF_EXT_MOVESCORES layout (ext.h): fixed part, then n entries. */
 #define PF_MOVESCORES_FIXED	14
 #define PF_MOVESCORE_SIZE	8
 
 /* The reason of the last -1; valid until the next call on t. */
 const char *pf_target_error(const pf_target *t);
-/* The legal moves of the board the last pf_target_policy() call was given
-   (in generation order, *n of them); valid until the next call on t. */
-const pf_move *pf_target_legal(const pf_target *t, int *n);
 
 /* ---- value ------------------------------------------------------------ */
 

@@ -54,18 +54,20 @@ main(int argc, char *argv[])
 	const char *errstr = NULL;
 	long long count = 1000000, want = 30, plies = 60, k, inter = 1;
 	uint64_t *game, next_game = 0;
-	int ch, n, nall, i, j, *ply, g;
+	int ch, n, nall, i, j, *ply, g, verbose = 0;
+	long long tabled = 0, tablemoves = 0;
 	int32_t score;
 	char err[128];
 
 	pf_prog_init(argv[0]);
-	while ((ch = getopt(argc, argv, "i:m:n:p:")) != -1) {
+	while ((ch = getopt(argc, argv, "i:m:n:p:v")) != -1) {
 		switch (ch) {
 		case 'i':
 			inter = pf_strtonum(optarg, 1, 4096, &errstr);
 			break;
 		case 'm':
-			want = pf_strtonum(optarg, 0, PF_MAX_MOVES, &errstr);
+			want = strcmp(optarg, "all") == 0 ? PF_MAX_MOVES :
+			    pf_strtonum(optarg, 0, PF_MAX_MOVES, &errstr);
 			break;
 		case 'n':
 			count = pf_strtonum(optarg, 0, 1000000000LL, &errstr);
@@ -73,9 +75,12 @@ main(int argc, char *argv[])
 		case 'p':
 			plies = pf_strtonum(optarg, 1, 10000, &errstr);
 			break;
+		case 'v':
+			verbose = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: softtarget-gen [-n count] "
-			    "[-m moves] [-p plies] [-i games]\n");
+			fprintf(stderr, "usage: softtarget-gen [-v] [-n count] "
+			    "[-m moves|all] [-p plies] [-i games]\n");
 			return 2;
 		}
 		if (errstr != NULL) {
@@ -155,6 +160,10 @@ main(int argc, char *argv[])
 		}
 		rec.ext = eb.data;
 		rec.ext_len = (uint32_t)eb.len;
+		if (want > 0) {
+			tabled++;
+			tablemoves += n;
+		}
 		if (pf_writer_put(w, &rec) == -1)
 			break;
 		if (played != PF_MOVE_NONE) {
@@ -170,6 +179,9 @@ main(int argc, char *argv[])
 		pf_warnx("%s", pf_writer_error(w));
 		return 1;
 	}
+	if (verbose)
+		fprintf(stderr, "%.1f\n", tabled > 0 ?
+		    (double)tablemoves / (double)tabled : 0.0);
 	pf_writer_free(w);
 	pf_extbuf_free(&eb);
 	free(s);

@@ -579,6 +579,372 @@ done:
 	free(out);
 }
 
+/*
+ * pf_legal_sets_fill(), _take() and _empty() against pf_gen_legal() and
+ * pf_is_legal() over trees of positions with checks, pins, en passant,
+ * castling (Chess960 too) and promotions: the count matches; taking a move
+ * code removes one move exactly when the code is legal and not yet taken
+ * (every one of the 65536 codes at the roots and their children; near
+ * codes deeper); the sets are empty exactly when every legal move was
+ * taken.
+ */
+static long sets_bad, sets_positions;
+
+/* Moves left in s. */
+static int
+sets_left(const pf_legal_sets *ls)
+{
+	uint64_t bb = ls->own;
+	int n = 0, i;
+
+	while (bb) {
+		n += __builtin_popcountll(ls->from[__builtin_ctzll(bb)]);
+		bb &= bb - 1;
+	}
+	for (i = 0; i < ls->nspecial; i++)
+		n += ls->special[i] != PF_MOVE_NONE;
+	return n;
+}
+
+static void
+sets_check(pf_legal_sets *ls, const pf_board *b, int all)
+{
+	pf_move moves[PF_MAX_MOVES];
+	int n, i, bad = 0, before;
+	unsigned c;
+
+	n = pf_gen_legal(b, moves);
+	sets_positions++;
+	if (pf_legal_sets_fill(b, ls) != n || ls->count != n ||
+	    sets_left(ls) != n)
+		bad = 1;
+	if (all) {
+		for (c = 0; c < 65536; c++) {
+			before = sets_left(ls);
+			pf_legal_sets_take(ls, (pf_move)c);
+			if (before - sets_left(ls) !=
+			    pf_is_legal(b, (pf_move)c))
+				bad = 1;
+		}
+	} else {
+		/* Codes near the legal ones first: same squares, other
+		   kinds; then the legal ones, each once. */
+		for (i = 0; i < n; i++)
+			for (c = 1; c < 16; c++) {
+				pf_move m = (pf_move)(moves[i] ^ c << 12);
+
+				if (!pf_is_legal(b, m))
+					pf_legal_sets_take(ls, m);
+			}
+		if (sets_left(ls) != n)
+			bad = 1;
+		for (i = 0; i < n; i++) {
+			if (i == n - 1 && pf_legal_sets_empty(ls))
+				bad = 1;	/* one is left */
+			before = sets_left(ls);
+			pf_legal_sets_take(ls, moves[i]);
+			if (before - sets_left(ls) != 1)
+				bad = 1;
+		}
+	}
+	if (!pf_legal_sets_empty(ls) || sets_left(ls) != 0)
+		bad = 1;
+	/* A second round takes nothing. */
+	for (i = 0; i < n; i++)
+		pf_legal_sets_take(ls, moves[i]);
+	if (!pf_legal_sets_empty(ls))
+		bad = 1;
+	if (bad) {
+		char fen[PF_FEN_MAX];
+
+		if (sets_bad++ < 5)
+			printf("# legal sets wrong: %s\n",
+			    pf_board_to_fen(b, fen));
+	}
+}
+
+static void
+sets_walk(pf_legal_sets *ls, pf_board *b, int depth, int all)
+{
+	pf_move moves[PF_MAX_MOVES];
+	pf_undo u;
+	int n, i;
+
+	sets_check(ls, b, all > 0);
+	if (depth == 0)
+		return;
+	n = pf_gen_legal(b, moves);
+	for (i = 0; i < n; i++) {
+		pf_make_move(b, moves[i], &u);
+		sets_walk(ls, b, depth - 1, all - 1);
+		pf_unmake_move(b, moves[i], &u);
+	}
+}
+
+static void
+test_legal_sets(void)
+{
+	static const char *const fens[] = {
+		"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+		"r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w "
+		    "KQkq - 0 1",
+		"8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+		"r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq "
+		    "- 0 1",
+		"rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+		"r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/"
+		    "R4RK1 w - - 0 10",
+		"bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf "
+		    "- 2 9",
+		"8/8/3k4/2pP4/8/8/8/4K3 w - c6 0 2",
+		"4k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1",
+	};
+	pf_legal_sets *ls = calloc(1, sizeof(*ls));
+	pf_board b;
+	char err[128];
+	size_t i;
+
+	if (ls == NULL) {
+		CHECK(0, "legal sets: out of memory");
+		return;
+	}
+	for (i = 0; i < sizeof(fens) / sizeof(fens[0]); i++) {
+		if (pf_board_from_fen(&b, fens[i], err, sizeof(err)) == -1) {
+			CHECK(0, "legal sets: %s: %s", fens[i], err);
+			continue;
+		}
+		sets_walk(ls, &b, 3, 2);
+	}
+	CHECK(sets_bad == 0 && sets_positions > 10000,
+	    "legal sets agree with the generator (%ld positions, %ld wrong)",
+	    sets_positions, sets_bad);
+	free(ls);
+}
+
+/*
+ * The payload path (pf_target_policy_payload(), softtarget's) against
+ * the general one (pf_target_policy_ext() then pf_policy_encode()): the
+ * same result, error and bytes, for tables flagged complete that are
+ * (the fast path, which generates no moves) and that are not: missing a
+ * move, with an illegal move, with a move listed twice, out of score
+ * order.
+ */
+static unsigned fp_seed = 1;
+
+static unsigned
+fp_rand(void)
+{
+	fp_seed = fp_seed * 1103515245u + 12345u;
+	return fp_seed >> 8;
+}
+
+/* Both paths on table s (encoded with flags); 1 if they agree. */
+static int
+fp_same(pf_target *t, const pf_board *b, const pf_movescores *s,
+    int *rv, char *err, size_t errlen)
+{
+	static uint8_t dst[PF_POLICY_PAYLOAD_MAX];
+	pf_extbuf tab = { 0 }, enc = { 0 };
+	pf_policy *pol = calloc(1, sizeof(*pol));
+	const uint8_t *data;
+	uint32_t len;
+	int r1, r2, same = 0;
+	char e1[160];
+
+	if (pol == NULL || pf_movescores_encode(s, &tab) == -1)
+		goto done;
+	data = tab.data + PF_EXT_HEADER_SIZE;
+	len = (uint32_t)(tab.len - PF_EXT_HEADER_SIZE);
+	/* The reference: the table not flagged complete, which the
+	   general path matches against the generated moves. */
+	tab.data[PF_EXT_HEADER_SIZE + 1] &= (uint8_t)~PF_MSF_COMPLETE;
+	r1 = pf_target_policy_ext(t, b, data, len, pol);
+	snprintf(e1, sizeof(e1), "%s", pf_target_error(t));
+	tab.data[PF_EXT_HEADER_SIZE + 1] = s->flags;
+	r2 = pf_target_policy_payload(t, b, data, len, dst);
+	*rv = r2;
+	snprintf(err, errlen, "%s", pf_target_error(t));
+	if (r1 == -1)
+		same = r2 == -1 && strcmp(e1, pf_target_error(t)) == 0;
+	else if (pol->n == 0)
+		same = r2 == 0;
+	else
+		same = pf_policy_encode(pol, &enc) == 0 &&
+		    (size_t)r2 == enc.len - PF_EXT_HEADER_SIZE &&
+		    memcmp(dst, enc.data + PF_EXT_HEADER_SIZE, (size_t)r2) == 0;
+done:
+	pf_extbuf_free(&tab);
+	pf_extbuf_free(&enc);
+	free(pol);
+	return same;
+}
+
+/* A table of every legal move of b, scores falling (some mates, some
+   ties), flagged complete. */
+static int
+fp_table(const pf_board *b, pf_movescores *s)
+{
+	pf_move moves[PF_MAX_MOVES];
+	int n = pf_gen_legal(b, moves), i, j;
+	int32_t score = (int32_t)(fp_rand() % 200) - 50;
+
+	memset(s, 0, sizeof(*s));
+	s->flags = PF_MSF_COMPLETE;
+	s->n = (uint16_t)n;
+	for (i = 0; i < n; i++) {
+		pf_move x;
+
+		j = i + (int)(fp_rand() % (unsigned)(n - i));
+		x = moves[i];
+		moves[i] = moves[j];
+		moves[j] = x;
+		s->m[i].move = moves[i];
+		s->m[i].score_kind = PF_SCORE_CP;
+		s->m[i].score = score;
+		score -= (int32_t)(fp_rand() % 4 == 0 ? 0 : fp_rand() % 60);
+	}
+	if (n > 2 && fp_rand() % 8 == 0) {
+		s->m[0].score_kind = PF_SCORE_MATE;
+		s->m[0].score = 3;
+	}
+	return n;
+}
+
+static void
+test_payload_paths(void)
+{
+	static const char *const fens[] = {
+		"r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w "
+		    "KQkq - 0 1",
+		"r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq "
+		    "- 0 1",
+		"8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+		"rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+	};
+	pf_policy_params p;
+	pf_target *t, *t2 = NULL;
+	pf_movescores *s = calloc(1, sizeof(*s));
+	pf_board b, c;
+	pf_move moves[PF_MAX_MOVES];
+	pf_undo u;
+	char err[160];
+	int i, k, n, rv, cases = 0, differ = 0, kind;
+	int seen[5] = { 0 };
+	uint8_t dst[PF_POLICY_PAYLOAD_MAX];
+	pf_extbuf tab = { 0 };
+
+	pf_policy_params_default(&p, PF_POLICY_ZEMAN);
+	t = pf_target_new(&p);
+	pf_policy_params_default(&p, PF_POLICY_SOFTMAX);
+	t2 = pf_target_new(&p);
+	if (t == NULL || t2 == NULL || s == NULL) {
+		CHECK(0, "payload paths: out of memory");
+		goto done;
+	}
+
+	/* Hand-made cases on the start position. */
+	pf_board_startpos(&b);
+	n = fp_table(&b, s);
+	s->m[0].score_kind = PF_SCORE_CP;
+	CHECK(fp_same(t, &b, s, &rv, err, sizeof(err)) &&
+	    rv == PF_POLICY_FIXED + 4 * n, "complete table: the same bytes "
+	    "as the general path (%d moves)", n);
+	s->n = (uint16_t)(n - 1);	/* one move missing */
+	CHECK(fp_same(t, &b, s, &rv, err, sizeof(err)) &&
+	    rv == PF_POLICY_FIXED + 4 * n &&
+	    pf_movescores_encode(s, &tab) == 0 &&
+	    pf_target_policy_payload(t, &b, tab.data + PF_EXT_HEADER_SIZE,
+	    (uint32_t)(tab.len - PF_EXT_HEADER_SIZE), dst) > 0 &&
+	    pf_get16(dst + PF_POLICY_FIXED + 4 * (n - 1)) == s->m[n - 1].move &&
+	    pf_get16(dst + PF_POLICY_FIXED + 4 * (n - 1) + 2) == 0,
+	    "table missing a move: every legal move, the missing one last "
+	    "with 0");
+	pf_extbuf_reset(&tab);
+	s->n = (uint16_t)n;
+	moves[0] = s->m[5].move;
+	s->m[5].move = PF_MAKE_MOVE(12, 36, PF_MK_NORMAL, 0);	/* e2e5 */
+	CHECK(fp_same(t, &b, s, &rv, err, sizeof(err)) && rv == -1 &&
+	    strstr(err, "e2e5") != NULL && strstr(err, "not legal") != NULL,
+	    "complete-sized table with an illegal move refused: %s", err);
+	s->m[5].move = s->m[2].move;
+	CHECK(fp_same(t, &b, s, &rv, err, sizeof(err)) && rv == -1 &&
+	    strstr(err, "twice") != NULL,
+	    "complete-sized table with a repeated move refused: %s", err);
+	s->m[5].move = moves[0];
+	s->m[5].score = s->m[0].score + 10;	/* out of order */
+	CHECK(fp_same(t, &b, s, &rv, err, sizeof(err)) &&
+	    rv == PF_POLICY_FIXED + 4 * n,
+	    "complete table out of score order: the same bytes");
+	s->m[5].score = s->m[4].score;
+	s->m[5].score_kind = 9;
+	CHECK(fp_same(t, &b, s, &rv, err, sizeof(err)) && rv == -1 &&
+	    strstr(err, "score kind") != NULL,
+	    "complete table with a bad score kind refused: %s", err);
+
+	/* Positions two plies deep, with one of five changes each. */
+	for (i = 0; i < (int)(sizeof(fens) / sizeof(fens[0])); i++) {
+		if (pf_board_from_fen(&b, fens[i], err, sizeof(err)) == -1)
+			continue;
+		n = pf_gen_legal(&b, moves);
+		for (k = 0; k < n; k++) {
+			pf_move m2[PF_MAX_MOVES];
+			int n2, k2;
+
+			c = b;
+			pf_make_move(&c, moves[k], &u);
+			n2 = pf_gen_legal(&c, m2);
+			for (k2 = 0; k2 <= n2; k2++) {
+				pf_board d = c;
+				pf_undo u2;
+
+				if (k2 < n2)
+					pf_make_move(&d, m2[k2], &u2);
+				if (fp_table(&d, s) == 0)
+					continue;
+				kind = (int)(fp_rand() % 5);
+				switch (kind) {
+				case 1:		/* a move missing */
+					s->m[fp_rand() % s->n] =
+					    s->m[s->n - 1];
+					s->n--;
+					break;
+				case 2:		/* any move code */
+					s->m[fp_rand() % s->n].move =
+					    (pf_move)fp_rand();
+					break;
+				case 3:		/* a repeat */
+					s->m[fp_rand() % s->n].move =
+					    s->m[fp_rand() % s->n].move;
+					break;
+				case 4:		/* not flagged complete */
+					s->flags = 0;
+					break;
+				}
+				cases++;
+				seen[kind]++;
+				if (!fp_same(t, &d, s, &rv, err,
+				    sizeof(err)) && differ++ < 5)
+					printf("# paths differ, change %d: "
+					    "%s\n", kind, err);
+				if (!fp_same(t2, &d, s, &rv, err,
+				    sizeof(err)) && differ++ < 5)
+					printf("# paths differ (softmax), "
+					    "change %d: %s\n", kind, err);
+			}
+		}
+	}
+	CHECK(differ == 0 && cases > 3000 && seen[0] > 500 &&
+	    seen[1] > 500 && seen[2] > 500 && seen[3] > 500,
+	    "payload and general paths agree on %d tables, zeman and "
+	    "softmax (%d differ)",
+	    cases, differ);
+done:
+	pf_extbuf_free(&tab);
+	pf_target_free(t);
+	pf_target_free(t2);
+	free(s);
+}
+
 int
 main(void)
 {
@@ -591,5 +957,7 @@ main(void)
 	test_blend_result();
 	test_linear();
 	test_builder();
+	test_legal_sets();
+	test_payload_paths();
 	return t_done();
 }
