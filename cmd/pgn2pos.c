@@ -718,7 +718,7 @@ main(int argc, char *argv[])
 	pf_writer_opts wo;
 	int fd = -1, compress = 0, rc = PF_EXIT_OK, i, r;
 
-	pf_prog_init(argv[0]);
+	pf_prog_init(argv);
 	if ((r = parse_opts(argc, argv, &o)) != 0)
 		return r < 0 ? PF_EXIT_USAGE : PF_EXIT_OK;
 	argc -= optind;

@@ -705,7 +705,7 @@ main(int argc, char *argv[])
 	uint64_t total = 0;
 	int ch, i, status = PF_EXIT_OK;
 
-	pf_prog_init(argv[0]);
+	pf_prog_init(argv);
 	memset(&o, 0, sizeof(o));
 	for (i = 0; i < F_NFIELDS; i++) {
 		o.fields[i] = (enum field)i;

@@ -1049,7 +1049,7 @@ main(int argc, char *argv[])
 	pf_writer_opts wo;
 	int fd = -1, compress = 0, i, rv;
 
-	pf_prog_init(argv[0]);
+	pf_prog_init(argv);
 	if ((rv = parse_options(argc, argv, &o, &i)) != 0)
 		return rv < 0 ? PF_EXIT_OK : rv;
 	argc -= i;

@@ -1427,7 +1427,7 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	int compress = 0, fd = -1, r;
 
-	pf_prog_init(argv[0]);
+	pf_prog_init(argv);
 	memset(&R, 0, sizeof(R));
 	if ((r = parse_opts(argc, argv, &o)) >= 0) {
 		free(o.engine_opts);

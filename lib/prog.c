@@ -18,11 +18,12 @@
 static const char *progname = "posflow";
 
 void
-pf_prog_init(const char *name)
+pf_prog_init(char *argv[])
 {
-	const char *slash = strrchr(name, '/');
+	const char *slash = strrchr(argv[0], '/');
 
-	progname = slash ? slash + 1 : name;
+	progname = slash ? slash + 1 : argv[0];
+	argv[0] = (char *)progname;
 	/* A closed pipe must surface as EPIPE so tools can stop quietly. */
 	signal(SIGPIPE, SIG_IGN);
 }

@@ -20,9 +20,11 @@
 
 enum { PF_EXIT_OK = 0, PF_EXIT_DATA = 1, PF_EXIT_USAGE = 2 };
 
-/* Set the program name used in messages; ignores SIGPIPE so that a closed
-   pipe shows up as EPIPE (which tools end on quietly). */
-void	pf_prog_init(const char *name);
+/* Set the program name used in messages from argv[0], and shorten argv[0]
+   to it so that getopt's own messages read "prog: ..." too; ignores
+   SIGPIPE so that a closed pipe shows up as EPIPE (which tools end on
+   quietly). */
+void	pf_prog_init(char *argv[]);
 const char *pf_progname(void);
 
 /* "prog: " + formatted message + "\n" on stderr. pf_warn appends

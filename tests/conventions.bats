@@ -104,3 +104,11 @@ synopsis() {
 	[ -f prefix/share/man/man5/posflow.5 ]
 	[ -f prefix/share/man/man7/posflow.7 ]
 }
+
+@test "getopt's own messages name the tool, not its path" {
+	for t in $(tools); do
+		run --separate-stderr "$(command -v "$t")" -Q
+		[ "$status" -eq 2 ] || fail "$t: status $status"
+		[[ "$stderr" == "$t: "* ]] || fail "$t: $stderr"
+	done
+}

@@ -59,7 +59,7 @@ main(int argc, char *argv[])
 	int32_t score;
 	char err[128];
 
-	pf_prog_init(argv[0]);
+	pf_prog_init(argv);
 	while ((ch = getopt(argc, argv, "i:m:n:p:v")) != -1) {
 		switch (ch) {
 		case 'i':
