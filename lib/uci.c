@@ -396,14 +396,19 @@ pf_uci_handshake_line(pf_uci *u, const char *line)
 	return 0;
 }
 
-int
-pf_uci_handshake(pf_uci *u, int timeout_ms)
+/*
+ * Send cmd, then read lines until done(u, line) says the answer has come
+ * (1), all within timeout_ms.  0, or -1 with the reason in u->err.
+ */
+static int
+send_and_wait(pf_uci *u, const char *cmd, int (*done)(pf_uci *, const char *),
+    const char *what, int timeout_ms)
 {
 	int64_t deadline = now_ms() + timeout_ms;
 	char *line;
 	int r;
 
-	if (pf_uci_send(u, "uci") == -1)
+	if (pf_uci_send(u, cmd) == -1)
 		return -1;
 	for (;;) {
 		int64_t left = deadline - now_ms();
@@ -411,13 +416,27 @@ pf_uci_handshake(pf_uci *u, int timeout_ms)
 			left = 0;
 		r = pf_uci_wait_line(u, (int)left, &line);
 		if (r == 0)
-			snprintf(u->err, sizeof(u->err),
-			    "no uciok within %d ms", timeout_ms);
+			snprintf(u->err, sizeof(u->err), "no %s within %d ms",
+			    what, timeout_ms);
 		if (r != 1)
 			return -1;
-		if (pf_uci_handshake_line(u, line))
+		if (done(u, line))
 			return 0;
 	}
+}
+
+static int
+is_readyok(pf_uci *u, const char *line)
+{
+	(void)u;
+	return strcmp(line, "readyok") == 0;
+}
+
+int
+pf_uci_handshake(pf_uci *u, int timeout_ms)
+{
+	return send_and_wait(u, "uci", pf_uci_handshake_line, "uciok",
+	    timeout_ms);
 }
 
 const char *
@@ -537,25 +556,7 @@ pf_uci_check_option(const pf_uci *u, const char *name, const char *value,
 int
 pf_uci_sync(pf_uci *u, int timeout_ms)
 {
-	int64_t deadline = now_ms() + timeout_ms;
-	char *line;
-	int r;
-
-	if (pf_uci_send(u, "isready") == -1)
-		return -1;
-	for (;;) {
-		int64_t left = deadline - now_ms();
-		if (left < 0)
-			left = 0;
-		r = pf_uci_wait_line(u, (int)left, &line);
-		if (r == 0)
-			snprintf(u->err, sizeof(u->err),
-			    "no readyok within %d ms", timeout_ms);
-		if (r != 1)
-			return -1;
-		if (strcmp(line, "readyok") == 0)
-			return 0;
-	}
+	return send_and_wait(u, "isready", is_readyok, "readyok", timeout_ms);
 }
 
 int
