@@ -801,7 +801,10 @@ read_more(struct run *R)
 	    R->tail - R->head < R->cap && n < 1024) {
 		if (R->r == NULL && !open_next_input(R))
 			break;
-		if (R->npending >= want || sig_in_fd >= 0) {
+		/* Records the reader already holds are read without waiting;
+		   the descriptor does not show them. */
+		if ((R->npending >= want || sig_in_fd >= 0) &&
+		    !pf_reader_buffered(R->r)) {
 			struct pollfd pfd = { .fd = R->in_fd, .events = POLLIN };
 
 			if (poll(&pfd, 1, 0) != 1) {

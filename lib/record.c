@@ -288,6 +288,12 @@ pf_reader_records(const pf_reader *r)
 	return r->returned;
 }
 
+int
+pf_reader_buffered(const pf_reader *r)
+{
+	return r->state == S_RECORDS && r->bp < r->bend;
+}
+
 uint64_t
 pf_reader_offset(const pf_reader *r)
 {

@@ -121,6 +121,14 @@ uint64_t	 pf_reader_records(const pf_reader *r);	/* records returned so far */
 uint64_t	 pf_reader_offset(const pf_reader *r);	/* bytes consumed (decompressed) */
 
 /*
+ * 1 when the next pf_reader_next call returns a record without reading
+ * (the current block still holds records), else 0.  A tool that polls its
+ * input descriptor uses it: records already read into the reader do not
+ * make the descriptor readable.
+ */
+int		 pf_reader_buffered(const pf_reader *r);
+
+/*
  * A pipeline stage must pass records on as soon as it has them: before the
  * reader blocks waiting for more input it calls pf_writer_flush(w) if w has
  * buffered records.  NULL disables.

@@ -755,6 +755,44 @@ test_flush(void)
 }
 
 /*
+ * pf_reader_buffered: true exactly while the current block still holds
+ * records, so that a tool polling the descriptor (which those records do
+ * not make readable) knows it can read without blocking.
+ */
+static void
+test_buffered(void)
+{
+	pf_record rec;
+	pf_reader *r;
+	pf_writer *w;
+	int fds[2], i, ok = 1;
+
+	if (pipe(fds) == -1)
+		abort();
+	w = pf_writer_open_fd(fds[1], "pipe", NULL);
+	for (i = 0; i < 3; i++)
+		pf_writer_put(w, &recs[i].r);
+	pf_writer_flush(w);
+	r = pf_reader_open_fd(fds[0], "pipe");
+	CHECK(!pf_reader_buffered(r), "nothing buffered before a read");
+	for (i = 0; i < 3; i++) {
+		ok &= pf_reader_next(r, &rec) == 1 &&
+		    same_rec(&rec, &recs[i].r);
+		ok &= pf_reader_buffered(r) == (i < 2);
+		ok &= !readable(fds[0], 0);
+	}
+	CHECK(ok, "buffered while the block holds records, though the pipe "
+	    "is empty; not after its last record");
+	pf_writer_close(w);
+	pf_writer_free(w);
+	close(fds[1]);
+	CHECK(pf_reader_next(r, &rec) == 0 && !pf_reader_buffered(r),
+	    "then a clean end");
+	pf_reader_free(r);
+	close(fds[0]);
+}
+
+/*
  * A pipeline stage: the reader on pipe A is linked to the writer on pipe
  * B.  The child feeds A three records and waits (5 s at most) to see
  * them on B before it ends A.  Without the flush before the blocking
@@ -880,6 +918,7 @@ main(void)
 	test_bad_input();
 	test_big_record();
 	test_flush();
+	test_buffered();
 	test_reader_flush();
 	test_broken_pipe();
 	test_records_offset();
