@@ -446,34 +446,6 @@ put(struct run *run, const pf_record *rec)
 	}
 }
 
-/* Evaluation fields softtarget reads (ext.h layout, PF_EXT_EVAL). */
-struct evalview {
-	uint8_t source, limit_kind, score_kind, flags;
-	int32_t score;
-	uint64_t limit;
-	uint16_t wdl[3];
-	uint16_t depth;
-};
-
-#define EVAL_MIN_LEN	44
-
-static void
-eval_view(const pf_ext *x, struct evalview *v)
-{
-	const uint8_t *p = x->data;
-
-	v->source = p[0];
-	v->limit_kind = p[1];
-	v->score_kind = p[2];
-	v->flags = p[3];
-	v->score = (int32_t)pf_get32(p + 4);
-	v->limit = pf_get64(p + 8);
-	v->wdl[0] = pf_get16(p + 16);
-	v->wdl[1] = pf_get16(p + 18);
-	v->wdl[2] = pf_get16(p + 20);
-	v->depth = pf_get16(p + 22);
-}
-
 static int
 limit_kind_of(int sel)
 {
@@ -493,7 +465,7 @@ limit_kind_of(int sel)
  * ties) or the last (every other selector).
  */
 static int
-eval_matches(const struct opts *o, const struct evalview *v)
+eval_matches(const struct opts *o, const pf_eval *v)
 {
 	switch (o->sel) {
 	case SEL_DEEPEST:
@@ -622,7 +594,10 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 	const struct opts *o = run->o;
 	pf_ext_iter it;
 	pf_ext x, table = { 0 };
-	struct evalview v, best = { 0 };
+	/* Only the chosen evaluation is kept whole (pf_eval is large). */
+	pf_ext best_x = { 0 };
+	pf_eval v, best;
+	uint16_t best_depth = 0;
 	int rv, nrepl = 0, have_table = 0, have_eval = 0, i, plen;
 	uint16_t table_depth = 0;
 	uint8_t *p;
@@ -677,19 +652,18 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 			table_depth = depth;
 			have_table = 1;
 		} else if (x.type == PF_EXT_EVAL && o->nvalues > 0) {
-			if (x.len < EVAL_MIN_LEN) {
-				record_error(run, recno, "evaluation: "
-				    "extension too short (%" PRIu32 " bytes)",
-				    x.len);
+			if (pf_eval_decode_head(&x, &v) == -1) {
+				record_error(run, recno, "malformed evaluation "
+				    "(%" PRIu32 " bytes)", x.len);
 				return -1;
 			}
-			eval_view(&x, &v);
 			if (!eval_matches(o, &v))
 				continue;
 			if (have_eval && (o->sel == SEL_FIRST ||
-			    (o->sel == SEL_DEEPEST && v.depth < best.depth)))
+			    (o->sel == SEL_DEEPEST && v.depth < best_depth)))
 				continue;
-			best = v;
+			best_x = x;
+			best_depth = v.depth;
 			have_eval = 1;
 		}
 	}
@@ -697,6 +671,8 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 		record_error(run, recno, "malformed extension area");
 		return -1;
 	}
+	if (have_eval)
+		(void)pf_eval_decode_head(&best_x, &best);	/* checked above */
 
 	pf_extbuf_reset(&run->eb);
 	if (nrepl == 0) {

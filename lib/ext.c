@@ -303,18 +303,20 @@ pf_eval_encode(const pf_eval *e, pf_extbuf *b)
 	return 0;
 }
 
+/*
+ * The checks every eval reader needs: the PV and the engine id fit in the
+ * payload, and W/D/L, when flagged, are per-mille chances summing to 1000.
+ * Fills the fixed fields only.
+ */
 int
-pf_eval_decode(const pf_ext *x, pf_eval *e)
+pf_eval_decode_head(const pf_ext *x, pf_eval *e)
 {
 	const uint8_t *p = x->data;
 	size_t off;
-	uint16_t pv;
-	int i;
 
 	if (x->len < EVAL_FIXED)
 		return -1;
-	pv = pf_get16(p + 42);
-	off = EVAL_FIXED + 2 * (size_t)pv;
+	off = EVAL_FIXED + 2 * (size_t)pf_get16(p + 42);
 	if (x->len < off + 1 || x->len - off - 1 < p[off])
 		return -1;
 	e->source = p[0];
@@ -332,6 +334,24 @@ pf_eval_decode(const pf_ext *x, pf_eval *e)
 	e->nodes = pf_get64(p + 28);
 	e->time_ms = pf_get32(p + 36);
 	e->multipv = pf_get16(p + 40);
+	if ((e->flags & PF_EVF_WDL) &&
+	    (uint32_t)e->wdl[0] + e->wdl[1] + e->wdl[2] != 1000)
+		return -1;
+	return 0;
+}
+
+int
+pf_eval_decode(const pf_ext *x, pf_eval *e)
+{
+	const uint8_t *p = x->data;
+	uint16_t pv;
+	size_t off;
+	int i;
+
+	if (pf_eval_decode_head(x, e) == -1)
+		return -1;
+	pv = pf_get16(p + 42);
+	off = EVAL_FIXED + 2 * (size_t)pv;
 	e->pv_len = pv < PF_PV_MAX ? pv : PF_PV_MAX;
 	for (i = 0; i < e->pv_len; i++)
 		e->pv[i] = pf_get16(p + EVAL_FIXED + 2 * i);

@@ -206,6 +206,9 @@ int	pf_meta_encode(const pf_meta *m, pf_extbuf *b);
 int	pf_meta_decode(const pf_ext *x, pf_meta *m);
 int	pf_eval_encode(const pf_eval *e, pf_extbuf *b);
 int	pf_eval_decode(const pf_ext *x, pf_eval *e);
+/* pf_eval_decode without the PV and engine id (left untouched), with the
+   same checks: for readers that need only the score. */
+int	pf_eval_decode_head(const pf_ext *x, pf_eval *e);
 int	pf_movescores_encode(const pf_movescores *s, pf_extbuf *b);
 int	pf_movescores_decode(const pf_ext *x, pf_movescores *s);
 int	pf_clock_encode(const pf_clock *c, pf_extbuf *b);

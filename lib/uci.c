@@ -759,11 +759,18 @@ pf_uci_parse_info(const char *line, pf_uci_info *info)
 		} else if (tok_is(t, len, "upperbound")) {
 			info->bound = PF_EVF_UPPER;
 		} else if (tok_is(t, len, "wdl")) {
+			long long sum = 0;
+
 			for (int i = 0; i < 3; i++) {
 				if (tok_num(&p, 0, 1000, &v) == -1)
 					return -1;
 				info->wdl[i] = (uint16_t)v;
+				sum += v;
 			}
+			/* posflow(5): per-mille chances summing to 1000;
+			   anything else is not a W/D/L. */
+			if (sum != 1000)
+				return -1;
 			info->has |= PF_UCI_HAS_WDL;
 		} else if (tok_is(t, len, "nodes")) {
 			if (tok_num(&p, 0, LLONG_MAX, &v) == -1)

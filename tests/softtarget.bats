@@ -532,3 +532,22 @@ ILLEGAL_TABLE='3:01000a000a000000000000000200''0c07000a32000000''0c09000a1e00000
 	assert_failure 2
 	[[ "$stderr" == *"--policy: frobnicate: unknown method"* ]]
 }
+
+@test "a malformed evaluation is an error naming the record, not a value" {
+	# 45 bytes that claim a 1000-move PV; then a W/D/L of 60000/5000/0.
+	long="2:000100006400000005000000000000000000000000000500000000000000000000000000000000000100e80300"
+	wdl="2:0001000164000000050000000000000060ea881300000500000000000000000000000000000000000100000000"
+	"$MKREC" > in.pos <<-EOF
+	$START eval=cp:100@depth:5
+	$START ext=$long
+	$START ext=$wdl
+	EOF
+	run --separate-stderr softtarget --policy none --value wdl -o out.pos in.pos
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"record 2: malformed evaluation"* ]]
+	[[ "$stderr" == *"record 3: malformed evaluation"* ]]
+	run posdump -c out.pos
+	assert_output "3 out.pos"
+	run bash -c "posdump --fields value out.pos | grep -c value"
+	assert_output 1
+}

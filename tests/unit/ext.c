@@ -223,6 +223,31 @@ test_eval(void)
 	    "eval pv and engine round-trip");
 	CHECK(short_refused(&x, x.len, (decoder)pf_eval_decode, &d),
 	    "eval: every short payload refused");
+	CHECK(short_refused(&x, x.len, (decoder)pf_eval_decode_head, &d),
+	    "eval head: every short payload refused");
+	memset(&d, 0x55, sizeof(d));
+	CHECK(pf_eval_decode_head(&x, &d) == 0 && d.score == -3 &&
+	    d.depth == 16 && d.nodes == e.nodes && d.multipv == 1 &&
+	    d.wdl[2] == 970, "eval head: the fixed fields");
+	/* W/D/L flagged but not per-mille chances summing to 1000. */
+	{
+		pf_extbuf c = { 0 };
+		pf_eval bad = e;
+
+		bad.wdl[0] = 60000, bad.wdl[1] = 5000, bad.wdl[2] = 0;
+		pf_eval_encode(&bad, &c);
+		x = last_ext(&c);
+		CHECK(pf_eval_decode(&x, &d) == -1 &&
+		    pf_eval_decode_head(&x, &d) == -1,
+		    "eval: W/D/L not summing to 1000 refused");
+		bad.flags &= (uint8_t)~PF_EVF_WDL;
+		pf_extbuf_reset(&c);
+		pf_eval_encode(&bad, &c);
+		x = last_ext(&c);
+		CHECK(pf_eval_decode(&x, &d) == 0,
+		    "eval: unflagged W/D/L fields are not checked");
+		pf_extbuf_free(&c);
+	}
 	/* A pv longer than PF_PV_MAX in the data: the first kept. */
 	{
 		pf_extbuf c = { 0 };
