@@ -124,9 +124,6 @@ json_string(FILE *fp, const char *s, size_t len)
 	putc('"', fp);
 }
 
-/* Text strings are quoted like JSON strings, so a value never splits. */
-#define text_string json_string
-
 static const char *
 result_text(uint8_t r)
 {
@@ -436,9 +433,9 @@ ext_field(uint16_t type)
 }
 
 /*
- * Show one extension if its field is wanted.  Returns 1 when something was
- * printed, -1 when a known type failed to decode (shown raw, counted as a
- * data error).
+ * Show one extension (the caller has checked that its field is wanted).
+ * Returns 1, or -1 when a known type failed to decode (shown raw, counted
+ * as a data error).
  */
 static int
 show_ext(FILE *fp, const struct opts *o, const pf_ext *x, const pf_board *b,
@@ -454,44 +451,30 @@ show_ext(FILE *fp, const struct opts *o, const pf_ext *x, const pf_board *b,
 
 	switch (x->type) {
 	case PF_EXT_META:
-		if (!o->want[F_META])
-			return 0;
 		if ((bad = pf_meta_decode(x, &me)) == 0)
 			show_meta(fp, o->json, &me);
 		break;
 	case PF_EXT_EVAL:
-		if (!o->want[F_EVAL])
-			return 0;
 		if ((bad = pf_eval_decode(x, &ev)) == 0)
 			show_eval(fp, o->json, &ev, b, board_ok);
 		break;
 	case PF_EXT_MOVESCORES:
-		if (!o->want[F_MOVESCORES])
-			return 0;
 		if ((bad = pf_movescores_decode(x, &ms)) == 0)
 			show_movescores(fp, o->json, &ms, b, board_ok);
 		break;
 	case PF_EXT_CLOCK:
-		if (!o->want[F_CLOCK])
-			return 0;
 		if ((bad = pf_clock_decode(x, &cl)) == 0)
 			show_clock(fp, o->json, &cl);
 		break;
 	case PF_EXT_POLICY:
-		if (!o->want[F_POLICY])
-			return 0;
 		if ((bad = pf_policy_decode(x, &po)) == 0)
 			show_policy(fp, o->json, &po, b, board_ok);
 		break;
 	case PF_EXT_VALUE:
-		if (!o->want[F_VALUE])
-			return 0;
 		if ((bad = pf_value_decode(x, &va)) == 0)
 			show_value(fp, o->json, &va);
 		break;
 	default:
-		if (!o->want[F_EXT])
-			return 0;
 		show_unknown(fp, o->json, x, NULL);
 		return 1;
 	}
@@ -656,7 +639,7 @@ dump_one(const struct opts *o, const char *path, FILE *out,
 	   record when it comes. */
 	waits = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
 	for (;;) {
-		if (waits && dirty) {
+		if (waits && dirty && !pf_reader_buffered(r)) {
 			struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
 			if (poll(&pfd, 1, 0) == 0) {
@@ -687,6 +670,8 @@ dump_one(const struct opts *o, const char *path, FILE *out,
 		close(fd);
 	return status;
 }
+
+static char outbuf[1 << 16];
 
 int
 main(int argc, char *argv[])
@@ -748,7 +733,7 @@ main(int argc, char *argv[])
 		pf_warn("%s", o.output);
 		return PF_EXIT_DATA;
 	}
-	setvbuf(out, NULL, _IOFBF, 1 << 16);
+	setvbuf(out, outbuf, _IOFBF, sizeof(outbuf));
 	if (argc == 0) {
 		if (dump_one(&o, "-", out, &total) < 0)
 			status = PF_EXIT_DATA;

@@ -291,7 +291,21 @@ pf_reader_records(const pf_reader *r)
 int
 pf_reader_buffered(const pf_reader *r)
 {
-	return r->state == S_RECORDS && r->bp < r->bend;
+	const uint8_t *h;
+	size_t avail;
+
+	if (r->state == S_RECORDS && r->bp < r->bend)
+		return 1;
+	if (r->state != S_BLOCK && !(r->state == S_RECORDS && !r->blk_cut))
+		return 0;
+	/* The next block is already decoded whole: reading it takes no
+	   read(2).  (An end block or a stream header may need one.) */
+	avail = r->end - r->pos;
+	h = r->buf + r->pos;
+	return avail >= PF_BLOCK_HEADER_SIZE &&
+	    memcmp(h, BLOCK_MAGIC, 4) == 0 && pf_get32(h + 8) > 0 &&
+	    pf_get32(h + 4) > 0 &&
+	    avail - PF_BLOCK_HEADER_SIZE >= (size_t)pf_get32(h + 4);
 }
 
 uint64_t

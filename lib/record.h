@@ -121,8 +121,9 @@ uint64_t	 pf_reader_records(const pf_reader *r);	/* records returned so far */
 uint64_t	 pf_reader_offset(const pf_reader *r);	/* bytes consumed (decompressed) */
 
 /*
- * 1 when the next pf_reader_next call returns a record without reading
- * (the current block still holds records), else 0.  A tool that polls its
+ * 1 when the next pf_reader_next call returns without reading (the current
+ * block still holds records, or the next block is already read whole),
+ * else 0.  A tool that polls its
  * input descriptor uses it: records already read into the reader do not
  * make the descriptor readable.
  */

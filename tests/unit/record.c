@@ -790,6 +790,30 @@ test_buffered(void)
 	    "then a clean end");
 	pf_reader_free(r);
 	close(fds[0]);
+
+	/* Two blocks in the pipe before the first read: at the boundary
+	   the second is already read whole, so still buffered. */
+	if (pipe(fds) == -1)
+		abort();
+	w = pf_writer_open_fd(fds[1], "pipe", NULL);
+	for (i = 0; i < 6; i++) {
+		pf_writer_put(w, &recs[i].r);
+		if (i == 2)
+			pf_writer_flush(w);
+	}
+	pf_writer_flush(w);
+	r = pf_reader_open_fd(fds[0], "pipe");
+	for (ok = 1, i = 0; i < 6; i++) {
+		ok &= pf_reader_next(r, &rec) == 1 &&
+		    same_rec(&rec, &recs[i].r);
+		ok &= pf_reader_buffered(r) == (i < 5);
+	}
+	CHECK(ok, "buffered across a block boundary when the next block is "
+	    "in memory; not after the last record");
+	pf_writer_free(w);
+	close(fds[1]);
+	pf_reader_free(r);
+	close(fds[0]);
 }
 
 /*
