@@ -698,6 +698,34 @@ is_magic(const uint8_t *p)
 }
 
 /*
+ * The offset in p[0..n) of the first header that proves itself: a block
+ * whose payload is all there and matches its checksum, or a version-1
+ * stream header; 0 if none.  (A magic alone can occur inside records.)
+ */
+static size_t
+verified_header(const uint8_t *p, size_t n)
+{
+	const uint8_t *q = p, *end = p + n;
+	uint32_t len;
+
+	while (end - q >= 4 && (q = memchr(q, 0x89, (size_t)(end - q))) !=
+	    NULL && end - q >= 4) {
+		if (memcmp(q, BLOCK_MAGIC, 4) == 0 &&
+		    end - q >= PF_BLOCK_HEADER_SIZE) {
+			len = pf_get32(q + 4);
+			if ((size_t)(end - q) - PF_BLOCK_HEADER_SIZE >= len &&
+			    XXH64(q + PF_BLOCK_HEADER_SIZE, len, 0) ==
+			    pf_get64(q + 16))
+				return (size_t)(q - p);
+		} else if (memcmp(q, STREAM_MAGIC, 4) == 0 &&
+		    end - q >= PF_HEADER_SIZE && pf_get16(q + 4) == 1)
+			return (size_t)(q - p);
+		q++;
+	}
+	return 0;
+}
+
+/*
  * After a damaged block header, find the next block (or stream) header
  * after the byte at pos, so that one flipped byte does not lose the rest
  * of the input.  Appends to the error message already in err where
@@ -824,6 +852,22 @@ read_block(pf_reader *r)
 	r->blk_first = r->recno;
 	r->blk_count = count;
 	r->blk_done = 0;
+	if (avail < PF_BLOCK_HEADER_SIZE + (size_t)len &&
+	    (next = verified_header(h + PF_BLOCK_HEADER_SIZE,
+	    avail - PF_BLOCK_HEADER_SIZE)) != 0) {
+		/* Not a cut: the length field is damaged, for a verified
+		   header follows inside the claimed payload.  Go on there. */
+		r->recno += count;
+		rerr(r, "block %llu at offset %llu: payload length %u runs "
+		    "past the end of the input; resuming at offset %llu "
+		    "(%llu bytes skipped)", (unsigned long long)r->blocks,
+		    (unsigned long long)off, (unsigned)len,
+		    (unsigned long long)(off + PF_BLOCK_HEADER_SIZE + next),
+		    (unsigned long long)(PF_BLOCK_HEADER_SIZE + next));
+		r->pos += PF_BLOCK_HEADER_SIZE + next;
+		r->state = r->buf[r->pos + 3] == 'B' ? S_BLOCK : S_HEADER;
+		return -1;
+	}
 	if (avail < PF_BLOCK_HEADER_SIZE + (size_t)len) {
 		/* Cut inside the payload: hand out what is complete. */
 		r->bend = h + avail;

@@ -200,3 +200,18 @@ three() {
 	--json=1
 	EOF
 }
+
+@test "a block length damaged past the end of the input: the next block is found" {
+	for i in $(seq 40); do echo "startpos game=$i"; done |
+		"$MKREC" -b 300 > m.pos
+	# Block 2's length field says 1 MiB: before this was fixed, the
+	# reader called it a truncation and lost every later block.
+	off=$(grep -obUaP '\x89PFB' m.pos | sed -n 2p | cut -d: -f1)
+	printf '\x00\x00\x10\x00' | dd of=m.pos bs=1 seek=$((off + 4)) \
+		conv=notrunc 2>/dev/null
+	run --separate-stderr posdump -c m.pos
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"block 2 at offset $off: payload length 1048576 runs past the end of the input; resuming"* ]]
+	n=${output% *}
+	[ "$n" -gt 30 ] && [ "$n" -lt 40 ]
+}
