@@ -193,21 +193,24 @@ on_signal(int sig)
 static int
 parse_size(const char *s, size_t *out)
 {
-	char *end;
-	double v;
+	char num[32];
+	const char *err;
+	size_t n = strlen(s);
+	double v, unit = 1;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || v < 0 || !isfinite(v))
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v *= 1024; end++; break;
-	case 'm': case 'M': v *= 1024 * 1024; end++; break;
-	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-	case '\0': break;
-	default: return -1;
+	/* A number (pf_strtod's rules), then an optional K, M or G. */
+	if (n > 0 && strchr("kKmMgG", s[n - 1]) != NULL) {
+		unit = strchr("kK", s[n - 1]) ? 1024 :
+		    strchr("mM", s[n - 1]) ? 1024.0 * 1024 :
+		    1024.0 * 1024 * 1024;
+		n--;
 	}
-	if (*end != '\0' || v > 1e15)
+	if (n == 0 || n >= sizeof(num) || strspn(s, "0123456789.") != n)
+		return -1;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	v = pf_strtod(num, 0, 1e15, &err) * unit;
+	if (err != NULL || v > 1e15)
 		return -1;
 	*out = (size_t)v;
 	return 0;
@@ -1066,10 +1069,13 @@ start_engine(struct run *R, struct engine *E)
 
 /* Kill the engine, put its position back (or fail it), start anew. */
 static void
-fault(struct run *R, struct engine *E, const char *why)
+fault(struct run *R, struct engine *E, const char *why_in)
 {
-	char how[64] = "", where[512] = "";
+	char how[64] = "", where[512] = "", why[256];
 	int starting = E->state == E_UCI || E->state == E_READY;
+
+	/* why is often the engine's own error text, freed with it below. */
+	snprintf(why, sizeof(why), "%s", why_in);
 
 	if (E->u) {
 		pf_uci_kill(E->u);
@@ -1442,11 +1448,7 @@ main(int argc, char **argv)
 	R.in_fd = -1;
 	R.status = PF_EXIT_OK;
 	if ((fd = pf_open_output(o.output, o.force, &compress)) == -1) {
-		if (errno == ENOTTY)
-			pf_warnx("refusing to write binary output to a "
-			    "terminal (use -f or -o)");
-		else
-			pf_warn("%s", o.output ? o.output : "stdout");
+		pf_warn_output(o.output);
 		free(o.engine_opts);
 		return PF_EXIT_DATA;
 	}

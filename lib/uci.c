@@ -53,7 +53,8 @@ set_cloexec_pipe(int p[2])
 }
 
 static void
-child_exec(const char *path, int in_fd, int out_fd, int err_fd)
+child_exec(const char *path, int in_fd, int out_fd, int err_fd,
+    pid_t parent)
 {
 	char *argv[2];
 	sigset_t none;
@@ -62,6 +63,10 @@ child_exec(const char *path, int in_fd, int out_fd, int err_fd)
 	setpgid(0, 0);
 #ifdef __linux__
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* The parent may have died before the line above: then no signal
+	   will come, and the engine must not outlive it. */
+	if (getppid() != parent)
+		_exit(127);
 #endif
 	/* The parent ignores SIGPIPE and may catch INT/TERM; an ignored
 	   disposition survives exec, so restore the defaults. */
@@ -88,6 +93,7 @@ pf_uci_spawn(const char *path, char *err, size_t errlen)
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ex[2] = { -1, -1 };
 	pf_uci *u;
 	ssize_t n;
+	pid_t parent;
 	int e;
 
 	if ((u = calloc(1, sizeof(*u))) == NULL ||
@@ -105,6 +111,7 @@ pf_uci_spawn(const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "pipe: %s", strerror(errno));
 		goto fail;
 	}
+	parent = getpid();
 	u->pid = fork();
 	if (u->pid == -1) {
 		if (err)
@@ -112,7 +119,7 @@ pf_uci_spawn(const char *path, char *err, size_t errlen)
 		goto fail;
 	}
 	if (u->pid == 0)
-		child_exec(path, in[0], out[1], ex[1]);
+		child_exec(path, in[0], out[1], ex[1], parent);
 	setpgid(u->pid, u->pid);	/* both sides: no race */
 	close(in[0]);
 	close(out[1]);

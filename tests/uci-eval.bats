@@ -348,6 +348,19 @@ scores() {
 	[ "$(posdump --fields eval out.pos | grep -c 'src=engine')" -eq 4 ]
 }
 
+@test "a fault with no retries left reports the engine's reason intact" {
+	# The reason is the engine's own error text; it must outlive the
+	# engine (a use-after-free under ASan before it was copied).
+	games 1 1 > in.pos
+	FAKE_LONG_LINE_AFTER=0 run --separate-stderr uci-eval -d 1 \
+		--retries 0 -e "$FAKE" in.pos -o out.pos
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"record 1: evaluation failed after 1 attempts: engine line longer than 262144 bytes"* ]]
+	[[ "$stderr" != *AddressSanitizer* ]]
+	run posdump --fields flags out.pos
+	assert_output "flags=eval_failed"
+}
+
 @test "wrong bestmove and closed output: restarted and retried" {
 	games 1 6 > in.pos
 	FAKE_BAD_BESTMOVE_AFTER=2 run uci-eval -d 1 -j 1 -e "$FAKE" in.pos -o out.pos
@@ -552,6 +565,9 @@ scores() {
 	-d 3 --retries -1 -f
 	-d 3 --timeout 0 -f
 	-d 3 --cache-mem lots -f
+	-d 3 --cache-mem ' 5' -f
+	-d 3 --cache-mem 1e3 -f
+	-d 3 --cache-mem 0x10 -f
 	-d 3 --window 0 -f
 	-d 3 -O =1 -f
 	-d 3 --bogus -f
