@@ -2,6 +2,7 @@
  * prog.c - the parts every posflow program shares (see prog.h).  This is
  * the one library module that writes to stderr; it never exits.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -90,7 +91,7 @@ pf_strtonum(const char *s, long long min, long long max, const char **errstr)
 	long long v;
 
 	*errstr = "invalid";
-	if (s == NULL || *s == '\0' || *s == ' ' || *s == '\t')
+	if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
 		return 0;
 	errno = 0;
 	v = strtoll(s, &end, 10);
@@ -115,17 +116,17 @@ pf_strtod(const char *s, double min, double max, const char **errstr)
 	double v;
 
 	*errstr = "invalid";
-	if (s == NULL || *s == '\0' || *s == ' ' || *s == '\t')
+	if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
 		return 0;
 	errno = 0;
 	v = strtod(s, &end);
-	if (*end != '\0' || !isfinite(v))
+	if (*end != '\0' || isnan(v))
 		return 0;
-	if (v < min) {
+	if (v < min || v == -HUGE_VAL) {
 		*errstr = "too small";
 		return 0;
 	}
-	if (v > max) {
+	if (v > max || v == HUGE_VAL) {
 		*errstr = "too large";
 		return 0;
 	}
