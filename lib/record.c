@@ -841,6 +841,13 @@ read_block(pf_reader *r)
 		}
 		r->pos += PF_BLOCK_HEADER_SIZE;
 		r->state = S_HEADER;
+		if (pf_get64(h + 16) != XXH64(NULL, 0, 0)) {
+			/* posflow(5): every block's checksum is checked. */
+			rerr(r, "block %llu at offset %llu: end block "
+			    "checksum mismatch", (unsigned long long)r->blocks,
+			    (unsigned long long)off);
+			return -1;
+		}
 		return 1;
 	}
 	fill(r, PF_BLOCK_HEADER_SIZE + (size_t)len);

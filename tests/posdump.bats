@@ -215,3 +215,15 @@ three() {
 	n=${output% *}
 	[ "$n" -gt 30 ] && [ "$n" -lt 40 ]
 }
+
+@test "a damaged end block is reported; the records and the next stream are kept" {
+	three > a.pos
+	cp a.pos e.pos
+	size=$(stat -c %s e.pos)
+	printf '\x00' | dd of=e.pos bs=1 seek=$((size - 1)) conv=notrunc 2>/dev/null
+	cat e.pos a.pos > ea.pos
+	run --separate-stderr posdump -c ea.pos
+	[ "$status" -eq 1 ]
+	assert_output "6 ea.pos"
+	[[ "$stderr" == *"end block checksum mismatch"* ]]
+}
