@@ -1801,9 +1801,21 @@ pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
 
 			ensure(p, TAG_WINDOW);
 			nl = memchr(p->pos, '\n', AVAIL(p));
+			p->line = p->newlines + 1;
+			if (nl == NULL && !p->eof) {
+				/* No position is this long: one line, one
+				   problem, not several pieces read as lines. */
+				game_reset(p);
+				problem(g, PF_PGNP_FEN, p->pos, 40);
+				snprintf(g->detail, sizeof(g->detail), "no end "
+				    "of line within %zu bytes", (size_t)AVAIL(p));
+				g->skip = 1;
+				skip_line(p);
+				p->newlines++;
+				break;
+			}
 			if (nl == NULL)
 				nl = p->end;
-			p->line = p->newlines + 1;
 			if (*p->pos == '#') {	/* a comment line */
 				p->pos = nl;
 				continue;

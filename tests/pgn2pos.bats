@@ -512,3 +512,19 @@ pgn2pos: 4 games read, 2 kept (0 truncated), 2 skipped (2 strict); 11 positions 
 	run pgn2pos --version
 	assert_output "pgn2pos (posflow) 0.1.0"
 }
+
+@test "an EPD line too long to be a position is one problem, skipped whole" {
+	{
+		echo "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+		printf '8/8/8/8/8/8/8/8 w - - '
+		head -c 3000000 /dev/zero | tr '\0' x
+		echo
+		echo "4k3/8/8/8/8/8/8/4K3 w - - 0 1"
+	} > long.epd
+	run --separate-stderr pgn2pos --epd long.epd -o out.pos
+	assert_success
+	[[ "$stderr" == *"long.epd: line 2: invalid FEN \"8/8/8/8/8/8/8/8 w - - xxx"*"\": no end of line within "*" bytes; line skipped"* ]]
+	[[ "$stderr" == *"3 games read, 2 kept (0 truncated), 1 skipped (1 invalid FEN); 2 positions written"* ]]
+	run posdump --fields fen out.pos
+	assert_line --index 1 "4k3/8/8/8/8/8/8/4K3 w - - 0 1"
+}
