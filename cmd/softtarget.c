@@ -570,8 +570,9 @@ chained_board(struct run *run, const pf_record *rec)
 	return 0;
 }
 
-/* Would pf_movescores_decode() accept this table?  (The table is read
-   in place by pf_target_policy_ext().) */
+/* Would pf_movescores_decode() accept this table?  Checked before the
+   board is built, so a bad table is reported as such; the table is then
+   read in place by pf_target_policy_payload(). */
 static int
 table_well_formed(const pf_ext *x)
 {
@@ -619,7 +620,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 			uint16_t depth;
 			uint64_t limit;
 
-			if (x.len < 14) {
+			if (x.len < PF_MOVESCORES_FIXED) {
 				record_error(run, recno, "per-move scores: "
 				    "extension too short (%" PRIu32 " bytes)",
 				    x.len);

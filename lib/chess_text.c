@@ -1055,6 +1055,10 @@ pf_move_from_san(const pf_board *b, const char *san, size_t len,
 	else if (strcmp(s, "O-O-O") == 0 || strcmp(s, "0-0-0") == 0 ||
 	    strcmp(s, "o-o-o") == 0)
 		castle = 2;
+	/* UCI text first: pf_move_from_uci needs no move list here. */
+	if (!castle && (len == 4 || len == 5) && parse_square(s) >= 0 &&
+	    parse_square(s + 2) >= 0 && pf_move_from_uci(b, s, len, m) == 0)
+		return 0;
 	n = pf_gen_legal(b, list);
 	if (castle) {
 		for (i = 0; i < n; i++)
@@ -1067,10 +1071,6 @@ pf_move_from_san(const pf_board *b, const char *san, size_t len,
 		seterr(err, errlen, "illegal move %s", s);
 		return -1;
 	}
-	if ((len == 4 || len == 5) && parse_square(s) >= 0 &&
-	    parse_square(s + 2) >= 0 && pf_move_from_uci(b, s, len, m) == 0)
-		return 0;
-
 	p = s;
 	if (strchr("NBRQK", *p) != NULL) {
 		type = (int)(strchr("PNBRQK", *p) - "PNBRQK");
