@@ -1238,7 +1238,6 @@ engine_input(struct run *R, struct engine *E)
 			fault(R, E, pf_uci_error(E->u));
 			return;
 		}
-		unsigned gen = E->gen;
 		engine_line(R, E, line);
 		if (E->gen != gen || R->fatal)
 			return;	/* restarted: the old lines are gone */
