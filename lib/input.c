@@ -59,7 +59,7 @@ pf_input_open(const char *path, const char *name)
 	} else {
 		struct stat st;
 
-		if ((fd = open(path, O_RDONLY)) == -1)
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 			return NULL;
 		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 			close(fd);
@@ -137,6 +137,30 @@ pf_input_set_idle(pf_input *in, void (*idle)(void *), void *arg)
 }
 
 /*
+ * One read(2) into rbuf.  Before a read that would wait (a pipe or
+ * terminal with nothing ready) the caller's idle hook runs, so that it can
+ * flush its output.  EINTR is retried; a non-blocking descriptor with no
+ * data (EAGAIN) is waited for, as a blocking one would be.
+ */
+static ssize_t
+read_some(pf_input *in)
+{
+	struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
+	ssize_t n;
+
+	if (in->idle != NULL && !in->regular && poll(&pfd, 1, 0) == 0)
+		in->idle(in->idle_arg);
+	for (;;) {
+		if ((n = read(in->fd, in->rbuf, PF_INPUT_BUFSIZE)) >= 0)
+			return n;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			(void)poll(&pfd, 1, -1);
+		else if (errno != EINTR)
+			return n;
+	}
+}
+
+/*
  * libarchive callbacks on our fd: the read callback gives the caller a
  * chance to flush its output before blocking on a pipe or terminal, so
  * records flow through a pipeline while the input is slow.
@@ -152,16 +176,7 @@ read_cb(struct archive *a, void *arg, const void **buf)
 		*buf = in->rbuf;
 		return (la_ssize_t)in->pre_len;
 	}
-	if (in->idle != NULL && !in->regular) {
-		struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
-
-		if (poll(&pfd, 1, 0) == 0)
-			in->idle(in->idle_arg);
-	}
-	do
-		n = read(in->fd, in->rbuf, PF_INPUT_BUFSIZE);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
+	if ((n = read_some(in)) < 0) {
 		archive_set_error(a, errno, "%s", strerror(errno));
 		return ARCHIVE_FATAL;
 	}
@@ -218,16 +233,7 @@ direct_read(pf_input *in)
 		in->pre_pending = 0;
 		return (ssize_t)in->pre_len;
 	}
-	if (in->idle != NULL) {
-		struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
-
-		if (poll(&pfd, 1, 0) == 0)
-			in->idle(in->idle_arg);
-	}
-	do
-		n = read(in->fd, in->rbuf, PF_INPUT_BUFSIZE);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+	if ((n = read_some(in)) < 0)
 		snprintf(in->err, sizeof(in->err), "%s", strerror(errno));
 	return n;
 }

@@ -528,3 +528,16 @@ pgn2pos: 4 games read, 2 kept (0 truncated), 2 skipped (2 strict); 11 positions 
 	run posdump --fields fen out.pos
 	assert_line --index 1 "4k3/8/8/8/8/8/8/4K3 w - - 0 1"
 }
+
+@test "a non-blocking standard input is waited for, not an error" {
+	# perl sets O_NONBLOCK on the pipe, then runs pgn2pos on it; the
+	# games arrive after pgn2pos has started reading (EAGAIN before).
+	(sleep 0.5; cat "$TESTDATA/lichess_db_10k.pgn") |
+		perl -MFcntl -e 'my $f = fcntl(STDIN, F_GETFL, 0);
+			fcntl(STDIN, F_SETFL, $f | O_NONBLOCK) or die;
+			exec @ARGV or die' pgn2pos -o nb.pos 2> err
+	run cat err
+	assert_output "pgn2pos: 5 games read, 5 kept (0 truncated), 0 skipped; 262 positions written"
+	run posdump -c nb.pos
+	assert_output "262 nb.pos"
+}
