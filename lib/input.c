@@ -394,7 +394,7 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 	 * Zero-copy blocks from libarchive, copied here: a decompression
 	 * error then loses nothing that was decoded before it.
 	 */
-	do {
+	while (in->len < want && in->len < CAP) {
 		size_t n;
 
 		if (in->blk_len == 0 && in->direct) {
@@ -453,9 +453,11 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 		if (!in->regular && in->blk_len == 0 &&
 		    in->buf[in->len - 1] == '\n')
 			break;
-	} while (in->len < want && in->len < CAP);
+	}
 	in->buf[in->len] = '\0';
 	*pos = in->buf;
 	*end = in->buf + in->len;
-	return added;
+	/* 0 only at the end of the member: a window that already held want
+	   bytes is not an end. */
+	return added || !in->member_eof;
 }
