@@ -159,6 +159,7 @@ pf_extbuf_copy_except(pf_extbuf *b, const pf_record *rec, uint16_t drop)
 {
 	pf_ext_iter it;
 	pf_ext x;
+	size_t len0 = b->len;
 	int rc;
 
 	if (drop == 0)
@@ -169,10 +170,13 @@ pf_extbuf_copy_except(pf_extbuf *b, const pf_record *rec, uint16_t drop)
 			continue;
 		/* The header too, reserved field included: byte for byte. */
 		if (pf_extbuf_append_raw(b, x.data - PF_EXT_HEADER_SIZE,
-		    PF_EXT_HEADER_SIZE + (size_t)x.len) == -1)
+		    PF_EXT_HEADER_SIZE + (size_t)x.len) == -1) {
+			b->len = len0;
 			return -1;
+		}
 	}
 	if (rc == -1) {
+		b->len = len0;	/* all or nothing */
 		errno = EINVAL;
 		return -1;
 	}

@@ -123,7 +123,8 @@ const char *pf_ext_type_name(uint16_t type);
 
 /*
  * A growable extension area to build a record's ext bytes.  A zeroed
- * struct is an empty buffer.  All appenders return 0 / -1 (out of memory).
+ * struct is an empty buffer.  All appenders return 0 / -1 (out of memory,
+ * or a malformed area for pf_extbuf_copy_except).
  */
 typedef struct pf_extbuf {
 	uint8_t *data;
@@ -134,7 +135,8 @@ void	pf_extbuf_reset(pf_extbuf *b);
 void	pf_extbuf_free(pf_extbuf *b);
 /* Append already-encoded extensions (say a record's whole ext area). */
 int	pf_extbuf_append_raw(pf_extbuf *b, const uint8_t *ext, size_t len);
-/* Append every extension of rec except those of type drop (0: none). */
+/* Append every extension of rec except those of type drop (0: none).
+   All or nothing: -1 also (errno EINVAL) when rec's area is malformed. */
 int	pf_extbuf_copy_except(pf_extbuf *b, const pf_record *rec,
 	    uint16_t drop);
 /* Append an extension header and return a pointer to len payload bytes to
