@@ -1482,10 +1482,16 @@ main(int argc, char **argv)
 			R.status = PF_EXIT_DATA;
 			goto out;
 		}
-		if (pf_evalcache_dropped(R.cache) > 0)
+		unsigned long long mid = pf_evalcache_skipped(R.cache),
+		    tail = pf_evalcache_dropped(R.cache) - mid;
+
+		if (mid > 0)
+			pf_warnx("%s: dropped %llu damaged bytes in the "
+			    "middle (the entries around them are kept)",
+			    o.cache_file, mid);
+		if (tail > 0)
 			pf_warnx("%s: dropped a torn tail of %llu bytes",
-			    o.cache_file,
-			    (unsigned long long)pf_evalcache_dropped(R.cache));
+			    o.cache_file, tail);
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: poll must wake */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #define XXH_INLINE_ALL
@@ -40,7 +41,11 @@ struct pf_evalcache {
 	uint64_t *fifo;		/* keys of memory entries, oldest first */
 	size_t fifo_head, fifo_len, fifo_cap;
 	int fd;
-	uint64_t loaded, dropped;
+	int nowrite;		/* a write failed: new values go to memory */
+	uint64_t end;		/* file size: where the next entry goes */
+	uint8_t *rbuf;		/* one whole entry read back */
+	size_t rcap;
+	uint64_t loaded, dropped, skipped, bad;
 	char err[256];
 };
 
@@ -208,13 +213,88 @@ read_full(int fd, uint8_t *buf, size_t len, uint64_t off)
 	return 1;
 }
 
+/*
+ * Whether a whole, verified entry starts at off of a file of size bytes:
+ * 1 (then it is in c->rbuf, its value length in *np and key in *keyp),
+ * 0 no, -1 read error or out of memory (errno set).
+ */
+static int
+entry_at(pf_evalcache *c, uint64_t off, uint64_t size, uint32_t *np,
+    uint64_t *keyp)
+{
+	uint8_t eh[ENTRY_HEAD];
+	uint32_t n;
+	size_t total;
+	int r;
+
+	if (off > size || size - off < ENTRY_HEAD + ENTRY_TAIL)
+		return 0;
+	if ((r = read_full(c->fd, eh, ENTRY_HEAD, off)) != 1)
+		return r;
+	n = pf_get32(eh + 4);
+	if (memcmp(eh, entry_magic, 4) != 0 || n > PF_EVALCACHE_VALUE_MAX ||
+	    size - off - ENTRY_HEAD - ENTRY_TAIL < n)
+		return 0;
+	total = ENTRY_HEAD + (size_t)n + ENTRY_TAIL;
+	if (c->rcap < total) {
+		uint8_t *nb = realloc(c->rbuf, total);
+
+		if (nb == NULL)
+			return -1;
+		c->rbuf = nb;
+		c->rcap = total;
+	}
+	if ((r = read_full(c->fd, c->rbuf, total, off)) != 1)
+		return r;
+	if (XXH64(c->rbuf, ENTRY_HEAD + n, 0) !=
+	    pf_get64(c->rbuf + ENTRY_HEAD + n))
+		return 0;
+	*np = n;
+	*keyp = pf_get64(eh + 8);
+	return 1;
+}
+
+/*
+ * The offset of the first verified entry at or after from: 1 and *found,
+ * 0 when there is none, -1 read error.
+ */
+static int
+resync(pf_evalcache *c, uint64_t from, uint64_t size, uint64_t *found)
+{
+	uint8_t buf[16384];
+	uint64_t pos = from, key;
+	uint32_t n;
+	int r;
+
+	while (pos < size && size - pos >= ENTRY_HEAD + ENTRY_TAIL) {
+		size_t want = size - pos < sizeof(buf) ?
+		    (size_t)(size - pos) : sizeof(buf);
+
+		if ((r = read_full(c->fd, buf, want, pos)) != 1)
+			return r;
+		for (size_t i = 0; i + 4 <= want; i++) {
+			if (buf[i] != entry_magic[0] ||
+			    memcmp(buf + i, entry_magic, 4) != 0)
+				continue;
+			if ((r = entry_at(c, pos + i, size, &n, &key)) == -1)
+				return -1;
+			if (r == 1) {
+				*found = pos + i;
+				return 1;
+			}
+		}
+		pos += want - 3;	/* a magic may straddle the edge */
+	}
+	return 0;
+}
+
 int
 pf_evalcache_open(pf_evalcache *c, const char *path)
 {
-	uint8_t head[16], *val = NULL;
+	uint8_t head[16];
 	struct stat st;
-	uint64_t off, size;
-	size_t valcap = 0;
+	uint64_t off, size, next, key;
+	uint32_t n;
 	int r;
 
 	c->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
@@ -223,6 +303,19 @@ pf_evalcache_open(pf_evalcache *c, const char *path)
 		    strerror(errno));
 		return -1;
 	}
+	/* One writer: a second one could cut the file under the first. */
+	if (flock(c->fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno == EWOULDBLOCK)
+			snprintf(c->err, sizeof(c->err),
+			    "%s: in use by another process", path);
+		else
+			snprintf(c->err, sizeof(c->err), "%s: cannot lock: %s",
+			    path, strerror(errno));
+		close(c->fd);
+		c->fd = -1;
+		return -1;
+	}
+	errno = 0;
 	if (fstat(c->fd, &st) == -1)
 		goto ioerr;
 	size = (uint64_t)st.st_size;
@@ -248,68 +341,59 @@ pf_evalcache_open(pf_evalcache *c, const char *path)
 		if (write(c->fd, head, 16) != 16)
 			goto ioerr;
 		c->dropped = size;
+		c->end = 16;
 		return 0;
 	}
-	if (read_full(c->fd, head, 16, 0) != 1)
+	if ((r = read_full(c->fd, head, 16, 0)) == -1)
 		goto ioerr;
-	if (memcmp(head, file_magic, 4) != 0 || pf_get16(head + 4) != 1 ||
-	    pf_get32(head + 8) < 16) {
+	if (r != 1 || memcmp(head, file_magic, 4) != 0 ||
+	    pf_get16(head + 4) != 1 || pf_get32(head + 8) < 16 ||
+	    pf_get32(head + 8) > size) {
 		snprintf(c->err, sizeof(c->err),
 		    "%s: not a posflow evaluation cache (version 1)", path);
 		close(c->fd);
 		c->fd = -1;
 		return -1;
 	}
+	/*
+	 * Index every entry that checks out.  Damaged bytes in the middle
+	 * are skipped up to the next entry that checks out (they stay in
+	 * the file); only a tail with no such entry is cut off.
+	 */
 	off = pf_get32(head + 8);
 	while (off < size) {
-		uint8_t eh[ENTRY_HEAD];
-		uint32_t n;
-		uint64_t key;
-
-		if (size - off < ENTRY_HEAD + ENTRY_TAIL)
-			break;
-		if ((r = read_full(c->fd, eh, ENTRY_HEAD, off)) != 1)
-			break;
-		n = pf_get32(eh + 4);
-		if (memcmp(eh, entry_magic, 4) != 0 ||
-		    n > PF_EVALCACHE_VALUE_MAX ||
-		    size - off < (uint64_t)ENTRY_HEAD + n + ENTRY_TAIL)
-			break;
-		if (valcap < (size_t)n + ENTRY_HEAD + ENTRY_TAIL) {
-			uint8_t *nv;
-			valcap = (size_t)n + ENTRY_HEAD + ENTRY_TAIL;
-			if ((nv = realloc(val, valcap)) == NULL)
-				goto ioerr;
-			val = nv;
-		}
-		if (read_full(c->fd, val, ENTRY_HEAD + n + ENTRY_TAIL, off)
-		    != 1)
-			break;
-		if (XXH64(val, ENTRY_HEAD + n, 0) !=
-		    pf_get64(val + ENTRY_HEAD + n))
-			break;
-		key = fix_key(pf_get64(eh + 8));
-		slot *s = insert(c, key);
-		if (s == NULL)
+		if ((r = entry_at(c, off, size, &n, &key)) == -1)
 			goto ioerr;
-		release_mem(c, s);
-		s->off = off + ENTRY_HEAD;
-		s->len = n;
-		c->loaded++;
-		off += ENTRY_HEAD + n + ENTRY_TAIL;
+		if (r == 1) {
+			slot *s = insert(c, fix_key(key));
+
+			if (s == NULL)
+				goto ioerr;
+			release_mem(c, s);
+			s->off = off + ENTRY_HEAD;
+			s->len = n;
+			c->loaded++;
+			off += ENTRY_HEAD + (uint64_t)n + ENTRY_TAIL;
+			continue;
+		}
+		if ((r = resync(c, off + 1, size, &next)) == -1)
+			goto ioerr;
+		if (r == 0)
+			break;
+		c->skipped += next - off;
+		off = next;
 	}
-	free(val);
-	val = NULL;
+	c->dropped = c->skipped;
 	if (off < size) {
-		c->dropped = size - off;
+		c->dropped += size - off;
 		if (ftruncate(c->fd, (off_t)off) == -1)
 			goto ioerr;
 	}
+	c->end = off;
 	return 0;
 ioerr:
 	snprintf(c->err, sizeof(c->err), "%s: %s", path,
 	    errno ? strerror(errno) : "read error");
-	free(val);
 	close(c->fd);
 	c->fd = -1;
 	return -1;
@@ -319,7 +403,9 @@ int
 pf_evalcache_get(pf_evalcache *c, uint64_t key, pf_extbuf *out)
 {
 	slot *s = find(c, fix_key(key));
-	uint8_t *p;
+	uint64_t k;
+	uint32_t n;
+	int r;
 
 	if (s == NULL)
 		return 0;
@@ -327,21 +413,21 @@ pf_evalcache_get(pf_evalcache *c, uint64_t key, pf_extbuf *out)
 		return pf_extbuf_append_raw(out, s->mem, s->len) == 0 ? 1 : -1;
 	if (c->fd == -1)
 		return 0;
-	/* Make room, then read the value straight into the buffer. */
-	if (out->cap - out->len < s->len) {
-		size_t ncap = out->len + s->len;
-		if ((p = realloc(out->data, ncap)) == NULL)
-			return -1;
-		out->data = p;
-		out->cap = ncap;
-	}
-	if (read_full(c->fd, out->data + out->len, s->len, s->off) != 1) {
+	/* The whole entry, checked again: the file may have changed. */
+	errno = 0;
+	r = entry_at(c, s->off - ENTRY_HEAD, c->end, &n, &k);
+	if (r == -1) {
 		snprintf(c->err, sizeof(c->err), "cache read: %s",
 		    strerror(errno ? errno : EIO));
 		return -1;
 	}
-	out->len += s->len;
-	return 1;
+	if (r == 0 || n != s->len || fix_key(k) != s->key) {
+		c->bad++;
+		delete(c, s);
+		return 0;
+	}
+	return pf_extbuf_append_raw(out, c->rbuf + ENTRY_HEAD, n) == 0 ?
+	    1 : -1;
 }
 
 int
@@ -349,15 +435,15 @@ pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
     size_t len)
 {
 	slot *s;
+	int rc = 0;
 
 	key = fix_key(key);
 	if (len > PF_EVALCACHE_VALUE_MAX)
 		return 0;
-	if (c->fd != -1) {
-		size_t total = ENTRY_HEAD + len + ENTRY_TAIL;
+	if (c->fd != -1 && !c->nowrite) {
+		size_t total = ENTRY_HEAD + len + ENTRY_TAIL, done = 0;
 		uint8_t *e = malloc(total);
-		off_t end;
-		ssize_t n;
+		ssize_t n = 0;
 
 		if (e == NULL)
 			return -1;
@@ -366,27 +452,46 @@ pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
 		pf_put64(e + 8, key);
 		memcpy(e + ENTRY_HEAD, val, len);
 		pf_put64(e + ENTRY_HEAD + len, XXH64(e, ENTRY_HEAD + len, 0));
-		do
-			n = write(c->fd, e, total);
-		while (n == -1 && errno == EINTR);
-		free(e);
-		if (n != (ssize_t)total ||
-		    (end = lseek(c->fd, 0, SEEK_CUR)) == -1) {
-			snprintf(c->err, sizeof(c->err), "cache write: %s",
-			    n == -1 ? strerror(errno) : "short write");
-			return -1;
+		while (done < total) {
+			n = write(c->fd, e + done, total - done);
+			if (n == -1 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			done += (size_t)n;
 		}
-		if ((s = insert(c, key)) == NULL)
-			return -1;
-		release_mem(c, s);
-		s->off = (uint64_t)end - ENTRY_TAIL - len;
-		s->len = (uint32_t)len;
-		return 0;
+		free(e);
+		if (done == total) {
+			if ((s = insert(c, key)) == NULL)
+				return -1;
+			release_mem(c, s);
+			s->off = c->end + ENTRY_HEAD;
+			s->len = (uint32_t)len;
+			c->end += total;
+			return 0;
+		}
+		/*
+		 * Disk full, say: take the part written back out so that no
+		 * half entry sits in front of later ones, and write no more
+		 * to the file in this run; values go to memory instead.
+		 */
+		snprintf(c->err, sizeof(c->err), "cache write: %s; "
+		    "no more results are written to the cache file",
+		    n == -1 ? strerror(errno) : "short write");
+		c->nowrite = 1;
+		if (done > 0 && ftruncate(c->fd, (off_t)c->end) == -1) {
+			size_t l = strlen(c->err);
+
+			snprintf(c->err + l, sizeof(c->err) - l,
+			    " (and cutting the torn entry: %s)",
+			    strerror(errno));
+		}
+		rc = -1;
 	}
 	if (len + MEM_OVERHEAD > c->mem_limit)
-		return 0;
+		return rc;
 	if ((s = find(c, key)) != NULL)
-		return 0;	/* already there */
+		return rc;	/* already there */
 	evict(c, len + MEM_OVERHEAD);
 	if ((s = insert(c, key)) == NULL)
 		return -1;
@@ -400,7 +505,7 @@ pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
 	memcpy(s->mem, val, len);
 	s->len = (uint32_t)len;
 	c->mem_used += len + MEM_OVERHEAD;
-	return 0;
+	return rc;
 }
 
 const char *
@@ -422,6 +527,18 @@ pf_evalcache_dropped(const pf_evalcache *c)
 }
 
 uint64_t
+pf_evalcache_skipped(const pf_evalcache *c)
+{
+	return c->skipped;
+}
+
+uint64_t
+pf_evalcache_bad(const pf_evalcache *c)
+{
+	return c->bad;
+}
+
+uint64_t
 pf_evalcache_entries(const pf_evalcache *c)
 {
 	return c->used;
@@ -436,6 +553,7 @@ pf_evalcache_free(pf_evalcache *c)
 		free(c->tab[i].mem);
 	free(c->tab);
 	free(c->fifo);
+	free(c->rbuf);
 	if (c->fd != -1)
 		close(c->fd);
 	free(c);

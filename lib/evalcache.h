@@ -21,9 +21,15 @@
  *    16  n bytes value (encoded extensions)
  *  16+n  u64 XXH64 (seed 0) of the bytes 0 .. 16+n-1 of this entry
  * Each entry is written with one write(2), so a crash mid-write leaves at
- * most one torn entry at the end; opening the file drops everything from
- * the first entry that does not check out (and truncates it away), so only
- * that tail is lost.  A later entry for a key replaces an earlier one.
+ * most one torn entry at the end.  Opening the file indexes every entry
+ * that checks out (magic, length, checksum): damaged bytes in the middle
+ * are skipped up to the next entry that checks out (and stay in the file),
+ * and only a tail holding no such entry is cut off.  A write that fails
+ * (disk full) is taken back out of the file, and the file is then no
+ * longer written in this run.  Every hit read from the file is checked
+ * again; one that no longer checks out is a miss.  A later entry for a
+ * key replaces an earlier one.  The file is locked with flock(2) while
+ * open: one process at a time.
  *
  * Nothing here prints or exits.
  */
@@ -43,21 +49,26 @@ typedef struct pf_evalcache pf_evalcache;
    NULL on allocation failure. */
 pf_evalcache *pf_evalcache_new(size_t mem_limit);
 /*
- * Open (creating it if needed) the cache file and index its entries.
- * 0, or -1 with the reason in pf_evalcache_error (cannot open, not a cache
- * file, I/O error).  pf_evalcache_dropped() then tells how many bytes of a
- * torn tail were cut off.
+ * Open (creating it if needed) and lock the cache file and index its
+ * entries.  0, or -1 with the reason in pf_evalcache_error (cannot open,
+ * in use by another process, not a cache file, I/O error).
+ * pf_evalcache_dropped() then tells how many damaged bytes were left out
+ * in all, pf_evalcache_skipped() how many of them lay before a good entry
+ * (the rest was a tail, cut off).
  */
 int	pf_evalcache_open(pf_evalcache *c, const char *path);
 /* 1: hit, the value appended to out; 0: miss; -1: read error. */
 int	pf_evalcache_get(pf_evalcache *c, uint64_t key, pf_extbuf *out);
-/* Store a value (to the file if one is open, else to memory).  0 / -1
-   (write error or out of memory; the cache stays usable). */
+/* Store a value (to the file if one is open and writable, else to
+   memory).  0 / -1 (write error or out of memory; the cache stays usable:
+   after a write error values go to memory). */
 int	pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
 	    size_t len);
 const char *pf_evalcache_error(const pf_evalcache *c);
 uint64_t pf_evalcache_loaded(const pf_evalcache *c);	/* entries from file */
-uint64_t pf_evalcache_dropped(const pf_evalcache *c);	/* torn bytes cut */
+uint64_t pf_evalcache_dropped(const pf_evalcache *c);	/* bad bytes, all */
+uint64_t pf_evalcache_skipped(const pf_evalcache *c);	/* ... mid-file */
+uint64_t pf_evalcache_bad(const pf_evalcache *c);	/* bad hits read */
 uint64_t pf_evalcache_entries(const pf_evalcache *c);
 void	pf_evalcache_free(pf_evalcache *c);
 

@@ -573,3 +573,104 @@ scores() {
 	-d 3 --bogus -f
 	EOF
 }
+
+# Invert the byte at offset $2 of file $1 in place.
+flip_byte() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N 1 "$1" | tr -d ' ')
+	printf "\\$(printf %o $((b ^ 255)))" |
+	    dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+
+@test "--cache: a damaged entry in the middle loses only that entry" {
+	games 1 10 > in.pos
+	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o first.pos
+	assert_success
+	assert_output --partial "10 records: 10 searched, 0 cache hits"
+	size=$(stat -c %s c.db)
+	# one flipped byte in the value of the first entry (it starts at 16)
+	flip_byte c.db 40
+	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o second.pos
+	assert_success
+	assert_output --partial "uci-eval: c.db: dropped"
+	assert_output --partial "10 records: 1 searched, 9 cache hits"
+	cmp <(posdump first.pos) <(posdump second.pos)
+	# nothing was cut: the redone entry was appended after the others
+	[ "$(stat -c %s c.db)" -gt "$size" ]
+	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o third.pos
+	assert_success
+	assert_output --partial "10 records: 0 searched, 10 cache hits"
+	cmp <(posdump first.pos) <(posdump third.pos)
+	# a damaged entry head (magic, then length) and a torn tail
+	rm c.db
+	uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o /dev/null \
+	    2>/dev/null
+	flip_byte c.db 16
+	flip_byte c.db 110
+	truncate -s -5 c.db
+	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o fourth.pos
+	assert_success
+	assert_output --partial "uci-eval: c.db: dropped"
+	assert_output --partial "10 records: 3 searched, 7 cache hits"
+	cmp <(posdump first.pos) <(posdump fourth.pos)
+}
+
+@test "--cache: a second process on the same file is refused" {
+	games 1 4 > in.pos
+	uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o first.pos \
+	    2>/dev/null
+	size=$(stat -c %s c.db)
+	# the same flock(2) lock another uci-eval would hold
+	exec {lockfd}<c.db
+	flock -n "$lockfd"
+	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o second.pos
+	assert_failure 1
+	assert_output --partial \
+	    "uci-eval: --cache c.db: in use by another process"
+	[ "$(stat -c %s c.db)" -eq "$size" ]
+	exec {lockfd}<&-
+	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o second.pos
+	assert_success
+	assert_output --partial "4 records: 0 searched, 4 cache hits"
+}
+
+@test "--cache: an entry damaged after opening is a miss, not bad data" {
+	games 1 10 > in.pos
+	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o first.pos
+	assert_output --partial "10 records: 10 searched, 0 cache hits"
+	# damage the first entry once uci-eval has indexed the file (its
+	# engines start after that), then give it the positions
+	feed() {
+		for i in $(seq 100); do
+			grep -qx uci log 2>/dev/null && break
+			sleep 0.1
+		done
+		flip_byte c.db 40
+		cat in.pos
+	}
+	FAKE_LOG=log run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db \
+	    -o second.pos - < <(feed)
+	assert_success
+	grep -qx uci log
+	assert_output --partial "10 records: 1 searched, 9 cache hits"
+	cmp <(posdump first.pos) <(posdump second.pos)
+}
+
+@test "--cache: a failed write is taken back, the file is not written again" {
+	games 2 12 > in.pos
+	[ "$(posdump in.pos | wc -l)" -ge 20 ]
+	# files of at most 1 KiB: the cache fills up after about 11 entries
+	run bash -c 'trap "" XFSZ
+	    (ulimit -f 1; exec uci-eval -d 1 -j 1 -e "$1" --cache c.db in.pos) |
+	    cat > out.pos' sh "$FAKE"
+	[ "$(stat -c %s c.db)" -le 1024 ]
+	[ "$(grep -c 'cache write' <<< "$output")" -eq 1 ]
+	assert_output --partial "no more results are written to the cache file"
+	[ "$(posdump out.pos | wc -l)" -eq "$(posdump in.pos | wc -l)" ]
+	# what was written is whole: no damage, and every entry is a hit
+	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o /dev/null
+	assert_success
+	refute_output --partial "dropped"
+	n=$(sed -n 's/.* \([0-9]*\) cache hits.*/\1/p' <<< "$output")
+	[ "$n" -ge 5 ]
+}

@@ -283,13 +283,15 @@ test_cache(void)
 	    pf_evalcache_dropped(c) == 0, "appending after a repair works");
 	pf_evalcache_free(c);
 
-	/* A flipped byte inside an entry: that entry and the rest go. */
+	/* A flipped byte inside an entry: only that entry goes. */
 	fd = open(path, O_RDWR);
 	CHECK(pwrite(fd, "X", 1, 16 + 16 + 3) == 1, "flip a byte");
 	close(fd);
 	c = pf_evalcache_new(0);
-	CHECK(pf_evalcache_open(c, path) == 0 && pf_evalcache_loaded(c) == 0,
-	    "checksum catches the flipped byte");
+	CHECK(pf_evalcache_open(c, path) == 0 && pf_evalcache_loaded(c) == 2 &&
+	    pf_evalcache_skipped(c) == 16 + 10 + 8 &&
+	    pf_evalcache_dropped(c) == 16 + 10 + 8,
+	    "checksum catches the flipped byte, the rest kept");
 	pf_evalcache_free(c);
 
 	fd = open(path, O_WRONLY | O_TRUNC);
