@@ -25,8 +25,6 @@
 
 #include <zlib.h>
 #include <zstd.h>
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #include "record.h"
 
@@ -173,6 +171,7 @@ struct pf_reader {
 
 	int state;		/* S_* */
 	uint64_t streams;	/* stream headers read */
+	unsigned sflags;	/* the current stream's header flags */
 	uint64_t blocks;	/* block headers read */
 	uint64_t recno;		/* records accounted for, lost ones included */
 	uint64_t returned;
@@ -670,9 +669,9 @@ read_header(pf_reader *r)
 		    (unsigned long long)off);
 		return -1;
 	}
-	if (flags != 0) {
+	if (flags & ~PF_SF_KNOWN) {
 		rerr(r, "offset %llu: unknown stream header flags 0x%04x",
-		    (unsigned long long)off, (unsigned)flags);
+		    (unsigned long long)off, (unsigned)(flags & ~PF_SF_KNOWN));
 		return -1;
 	}
 	if (hlen < PF_HEADER_SIZE || hlen > HEADER_LEN_MAX) {
@@ -684,6 +683,7 @@ read_header(pf_reader *r)
 	if (r->end - r->pos < hlen)
 		return cut(r, r->base + r->end, "in a stream header");
 	r->pos += hlen;
+	r->sflags = flags;
 	r->streams++;
 	r->state = S_BLOCK;
 	return 1;
@@ -703,7 +703,7 @@ is_magic(const uint8_t *p)
  * stream header; 0 if none.  (A magic alone can occur inside records.)
  */
 static size_t
-verified_header(const uint8_t *p, size_t n)
+verified_header(const uint8_t *p, size_t n, unsigned sflags)
 {
 	const uint8_t *q = p, *end = p + n;
 	uint32_t len;
@@ -714,7 +714,8 @@ verified_header(const uint8_t *p, size_t n)
 		    end - q >= PF_BLOCK_HEADER_SIZE) {
 			len = pf_get32(q + 4);
 			if ((size_t)(end - q) - PF_BLOCK_HEADER_SIZE >= len &&
-			    XXH64(q + PF_BLOCK_HEADER_SIZE, len, 0) ==
+			    pf_block_checksum(sflags, q +
+			    PF_BLOCK_HEADER_SIZE, len) ==
 			    pf_get64(q + 16))
 				return (size_t)(q - p);
 		} else if (memcmp(q, STREAM_MAGIC, 4) == 0 &&
@@ -841,7 +842,7 @@ read_block(pf_reader *r)
 		}
 		r->pos += PF_BLOCK_HEADER_SIZE;
 		r->state = S_HEADER;
-		if (pf_get64(h + 16) != XXH64(NULL, 0, 0)) {
+		if (pf_get64(h + 16) != pf_block_checksum(r->sflags, h, 0)) {
 			/* posflow(5): every block's checksum is checked. */
 			rerr(r, "block %llu at offset %llu: end block "
 			    "checksum mismatch", (unsigned long long)r->blocks,
@@ -861,7 +862,7 @@ read_block(pf_reader *r)
 	r->blk_done = 0;
 	if (avail < PF_BLOCK_HEADER_SIZE + (size_t)len &&
 	    (next = verified_header(h + PF_BLOCK_HEADER_SIZE,
-	    avail - PF_BLOCK_HEADER_SIZE)) != 0) {
+	    avail - PF_BLOCK_HEADER_SIZE, r->sflags)) != 0) {
 		/* Not a cut: the length field is damaged, for a verified
 		   header follows inside the claimed payload.  Go on there. */
 		r->recno += count;
@@ -886,7 +887,7 @@ read_block(pf_reader *r)
 	}
 	r->bend = r->bp + len;
 	r->blk_cut = 0;
-	if (XXH64(r->bp, len, 0) == pf_get64(h + 16)) {
+	if (pf_block_checksum(r->sflags, r->bp, len) == pf_get64(h + 16)) {
 		r->pos += PF_BLOCK_HEADER_SIZE + (size_t)len;
 		r->state = S_RECORDS;
 		return 1;
@@ -1208,7 +1209,7 @@ write_header(pf_writer *w)
 		return 0;
 	memcpy(h, STREAM_MAGIC, 4);
 	pf_put16(h + 4, PF_STREAM_VERSION);
-	pf_put16(h + 6, 0);
+	pf_put16(h + 6, PF_SF_WRITE);
 	pf_put32(h + 8, PF_HEADER_SIZE);
 	pf_put32(h + 12, 0);
 	/* Compressed, the header goes with the first block (one flush). */
@@ -1246,7 +1247,8 @@ write_block(pf_writer *w)
 	pf_put32(h + 4, (uint32_t)len);
 	pf_put32(h + 8, w->blk_count);
 	pf_put32(h + 12, 0);
-	pf_put64(h + 16, XXH64(h + PF_BLOCK_HEADER_SIZE, len, 0));
+	pf_put64(h + 16, pf_block_checksum(PF_SF_WRITE, h +
+	    PF_BLOCK_HEADER_SIZE, len));
 	if (emit(w, h, w->blk_len, ZSTD_e_flush) == -1)
 		return -1;
 	w->blk_len = PF_BLOCK_HEADER_SIZE;
@@ -1343,7 +1345,7 @@ pf_writer_close(pf_writer *w)
 	pf_put32(h + 4, 0);
 	pf_put32(h + 8, 0);
 	pf_put32(h + 12, 0);
-	pf_put64(h + 16, XXH64(h, 0, 0));
+	pf_put64(h + 16, pf_block_checksum(PF_SF_WRITE, h, 0));
 	if (emit(w, h, sizeof(h), ZSTD_e_end) == -1)
 		return -1;
 	w->closed = 1;

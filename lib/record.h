@@ -9,7 +9,7 @@
  *   stream header (16 bytes)
  *     0  4  magic  89 50 46 53 ("\x89PFS")
  *     4  u16 version (1)
- *     6  u16 flags (0; a reader rejects unknown bits)
+ *     6  u16 flags (PF_SF_*; a reader rejects unknown bits)
  *     8  u32 header length (16; a reader skips bytes past those it knows)
  *    12  u32 reserved (0)
  *
@@ -18,7 +18,8 @@
  *     4  u32 payload length in bytes (<= PF_BLOCK_MAX)
  *     8  u32 record count
  *    12  u32 reserved (0)
- *    16  u64 XXH64(payload, seed 0)
+ *    16  u64 checksum of the payload: XXH3-64 (seed 0) in a stream
+ *            with PF_SF_XXH3, else XXH64 (seed 0)
  *   A block with payload length 0 and record count 0 is the end block.
  *
  *   record (inside a payload; records never span blocks)
@@ -56,6 +57,16 @@
 #define PF_EXT_HEADER_SIZE	8
 #define PF_BLOCK_MAX		(64u << 20)	/* largest payload accepted */
 #define PF_BLOCK_TARGET		(64u << 10)	/* writer's default block */
+
+/* Stream header flags. */
+#define PF_SF_XXH3		0x0001	/* block checksums are XXH3-64 */
+#define PF_SF_KNOWN		PF_SF_XXH3
+/* What the writer sets. */
+#define PF_SF_WRITE		PF_SF_XXH3
+
+/* The checksum of a block payload p[0..n) in a stream with these header
+   flags (posflow(5)). */
+uint64_t pf_block_checksum(unsigned flags, const void *p, size_t n);
 
 enum {
 	PF_RESULT_UNKNOWN = 0,

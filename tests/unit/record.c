@@ -436,6 +436,85 @@ block_at(const bytes *s, int b)
 	return off;
 }
 
+/* Re-checksum every block of s (end blocks too) as header flags say. */
+static void
+rechecksum(bytes *s, unsigned flags)
+{
+	size_t off = PF_HEADER_SIZE;
+	uint32_t len;
+
+	pf_put16(s->p + 6, (uint16_t)flags);
+	while (off + PF_BLOCK_HEADER_SIZE <= s->n) {
+		len = pf_get32(s->p + off + 4);
+		pf_put64(s->p + off + 16, pf_block_checksum(flags, s->p + off +
+		    PF_BLOCK_HEADER_SIZE, len));
+		off += PF_BLOCK_HEADER_SIZE + len;
+	}
+}
+
+/*
+ * The two checksums of posflow(5): the writer sets PF_SF_XXH3 and uses
+ * XXH3-64; a stream without the flag (the first writers') has XXH64
+ * blocks and still reads; each kind is checked as its stream's flag says.
+ */
+static void
+test_checksum_kinds(void)
+{
+	bytes s = write_stream(recs, 60, 0, 1000);
+	size_t b1 = PF_HEADER_SIZE;
+	uint32_t len = pf_get32(s.p + b1 + 4);
+	result res;
+
+	CHECK(pf_get16(s.p + 6) == PF_SF_XXH3, "the writer sets PF_SF_XXH3 "
+	    "(flags 0x%04x)", pf_get16(s.p + 6));
+	CHECK(pf_get64(s.p + b1 + 16) == XXH3_64bits(s.p + b1 +
+	    PF_BLOCK_HEADER_SIZE, len), "a block's checksum is XXH3-64");
+	CHECK(pf_get64(s.p + s.n - 8) == XXH3_64bits(NULL, 0),
+	    "the end block's checksum is XXH3-64 of nothing");
+	CHECK(XXH3_64bits(NULL, 0) == 0x2d06800538d394c2ULL &&
+	    XXH64(NULL, 0, 0) == 0xef46db3751d8e999ULL,
+	    "the checksums of nothing are posflow(5)'s");
+	CHECK(pf_block_checksum(PF_SF_XXH3, s.p, s.n) == XXH3_64bits(s.p,
+	    s.n) && pf_block_checksum(0, s.p, s.n) == XXH64(s.p, s.n, 0),
+	    "pf_block_checksum() is XXH3-64 or XXH64 as the flags say");
+	res = read_all(s.p, s.n, recs, 60);
+	CHECK(res.errors == 0 && res.matched == 60, "an XXH3 stream reads "
+	    "(%d errors, %d matched)", res.errors, res.matched);
+
+	rechecksum(&s, 0);
+	CHECK(pf_get64(s.p + b1 + 16) == XXH64(s.p + b1 +
+	    PF_BLOCK_HEADER_SIZE, len, 0), "re-checksummed with XXH64");
+	res = read_all(s.p, s.n, recs, 60);
+	CHECK(res.errors == 0 && res.matched == 60, "an XXH64 stream (flags "
+	    "0) still reads (%d errors, %d matched)", res.errors, res.matched);
+
+	/* The flag decides: XXH64 blocks under PF_SF_XXH3 are damage. */
+	pf_put16(s.p + 6, PF_SF_XXH3);
+	res = read_all(s.p, s.n, recs, 60);
+	CHECK(res.errors >= 1 && contains(res.err[0], "block 1 at offset 16: "
+	    "checksum mismatch") && res.records == 0, "XXH64 blocks in an "
+	    "XXH3 stream are refused: %s", res.err[0]);
+	free(s.p);
+
+	/* Concatenated streams of both kinds, in one input. */
+	{
+		bytes a = write_stream(recs, 30, 0, 1000);
+		bytes b = write_stream(recs + 30, 30, 0, 1000);
+		bytes ab = { 0 };
+
+		rechecksum(&a, 0);
+		bytes_add(&ab, a.p, a.n);
+		bytes_add(&ab, b.p, b.n);
+		res = read_all(ab.p, ab.n, recs, 60);
+		CHECK(res.errors == 0 && res.matched == 60, "an XXH64 stream "
+		    "then an XXH3 one (%d errors, %d matched)", res.errors,
+		    res.matched);
+		free(a.p);
+		free(b.p);
+		free(ab.p);
+	}
+}
+
 static void
 test_checksum(void)
 {
@@ -459,8 +538,8 @@ test_checksum(void)
 	s.p[b2 + PF_BLOCK_HEADER_SIZE + 100] ^= 0x10;
 	pf_put32(s.p + b3 + PF_BLOCK_HEADER_SIZE + 4 + 48, 5000);
 	pf_put32(s.p + b3 + PF_BLOCK_HEADER_SIZE, 5000);
-	pf_put64(s.p + b3 + 16, XXH64(s.p + b3 + PF_BLOCK_HEADER_SIZE,
-	    pf_get32(s.p + b3 + 4), 0));
+	pf_put64(s.p + b3 + 16, pf_block_checksum(PF_SF_WRITE, s.p + b3 +
+	    PF_BLOCK_HEADER_SIZE, pf_get32(s.p + b3 + 4)));
 	res = read_all(s.p, s.n, NULL, 0);
 	snprintf(want, sizeof(want), ": record %u at offset %zu: record "
 	    "length 5000 out of range", n1 + n2 + 1,
@@ -538,7 +617,7 @@ handmade(const uint8_t *ext, uint32_t n)
 	pf_put32(bh + 4, PF_CORE_SIZE + n);
 	pf_put32(bh + 8, 1);
 	pf_put32(bh + 12, 0);
-	pf_put64(bh + 16, XXH64(pay, PF_CORE_SIZE + n, 0));
+	pf_put64(bh + 16, pf_block_checksum(PF_SF_WRITE, pay, PF_CORE_SIZE + n));
 	bytes_add(&out, s.p, PF_HEADER_SIZE);
 	bytes_add(&out, bh, sizeof(bh));
 	bytes_add(&out, pay, PF_CORE_SIZE + n);
@@ -572,7 +651,7 @@ test_bad_input(void)
 	res = read_all(s.p, s.n, NULL, 0);
 	CHECK(res.errors == 1 && contains(res.err[0], "unknown stream header "
 	    "flags 0x0004"), "unknown flags: %s", res.err[0]);
-	pf_put16(s.p + 6, 0);
+	pf_put16(s.p + 6, PF_SF_WRITE);
 	pf_put32(s.p + 8, 8);
 	res = read_all(s.p, s.n, NULL, 0);
 	CHECK(res.errors == 1 && contains(res.err[0], "bad stream header "
@@ -939,6 +1018,7 @@ main(void)
 	test_empty();
 	test_truncation();
 	test_checksum();
+	test_checksum_kinds();
 	test_bad_input();
 	test_big_record();
 	test_flush();
