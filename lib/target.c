@@ -805,46 +805,128 @@ payload_header(const pf_target *t, int n, uint8_t *dst)
 	}
 }
 
+/* Little-endian u64 load; one instruction where the host is
+   little-endian. */
+static inline uint64_t
+get64le(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+#else
+	return pf_get64(p);
+#endif
+}
+
+/* The score of table entry e in centipawns (a mate mapped). */
+static inline int32_t
+entry_cp(const uint8_t *e)
+{
+	int32_t score = (int32_t)pf_get32(e + 4);
+
+	return e[2] == PF_SCORE_MATE ? pf_score_cp(PF_SCORE_MATE, score) :
+	    score;
+}
+
+/*
+ * One table entry of zeman_fast(): take its move out of the legal sets,
+ * note a bad score kind and a rising score, store its score.  The usual
+ * entry (a normal move, a centipawn score) takes no branch.
+ */
+#define FAST_ENTRY(j) do {						\
+	uint64_t v_ = get64le(raw + PF_MOVESCORE_SIZE * (j));		\
+	unsigned m_ = (unsigned)v_ & 0xFFFFu;				\
+	unsigned kind_ = (unsigned)(v_ >> 16) & 0xFFu;			\
+									\
+	score = (int32_t)(v_ >> 32);					\
+	if (__builtin_expect((m_ >> 12) != 0 || kind_ != PF_SCORE_CP,	\
+	    0)) {							\
+		pf_legal_sets_take(ls, (pf_move)m_);			\
+		if (kind_ != PF_SCORE_CP) {				\
+			bad |= kind_ != PF_SCORE_MATE;			\
+			score = pf_score_cp(PF_SCORE_MATE, score);	\
+		}							\
+	} else								\
+		from[m_ & 63] &= ~(1ULL << ((m_ >> 6) & 63));		\
+	down |= prev < score;						\
+	prev = score;							\
+	cp[j] = score;							\
+} while (0)
+
 /*
  * The fast path of pf_target_policy_payload(): a zeman policy from a
- * complete table in score order (match_sets() filled t->cp), written
- * straight into dst in table order.  The same arithmetic as the sorted
- * branch of policy_core() followed by pf_policy_encode(), so the same
- * bytes, with the quantisation of quantize_positive() folded into the
- * writing: the pass that writes each pair adds the quantum of every
- * remainder above the boundary bucket, and the few moves of the
- * boundary bucket are ranked after and get theirs in place.
+ * complete table in score order (what uci-eval --multipv all writes),
+ * without generating the moves, in one pass over the table.  The pass
+ * checks the table against the position's legal move sets as
+ * match_sets() does (n is the number of legal moves; taking each table
+ * move out of the sets leaves them empty), and computes the zeman
+ * weights of the kept moves as it goes: in a table in score order the
+ * best score is the first entry's and the smallest kept one is entry
+ * kept - 1's, both read before the pass (the pass checks the order).
+ * The arithmetic is zeman_sorted()'s, so the weights are the same; the
+ * quantisation is quantize_positive()'s, folded into the writing: the
+ * pass that writes each pair adds the quantum of every remainder above
+ * the boundary bucket, and the few moves of the boundary bucket are
+ * ranked after and get theirs in place.  The same bytes as the sorted
+ * branch of policy_core() followed by pf_policy_encode().
+ *
+ * Returns the payload's length, or -1 when the table is not such a
+ * table: *unsorted is then 1 when it is a complete table of the legal
+ * moves, only not in score order (as match_sets()).
  */
 static int
-zeman_payload(pf_target *t, const uint8_t *raw, int n, uint8_t *dst)
+zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
+    uint8_t *dst, int *unsorted)
 {
-	double *w = t->sorted, sum, x;
-	const int32_t *cp = t->cp;
-	uint16_t *q = t->q;
+	pf_legal_sets *ls = &t->sets;
+	uint64_t *restrict from = ls->from;
+	int32_t *restrict cp = t->cp;
+	double *restrict w = t->sorted;
+	uint16_t *restrict q = t->q;
 	uint32_t rem[PF_MAX_MOVES];
 	uint16_t count[RBUCKETS];
 	int edge[PF_MAX_MOVES];
 	uint8_t *p = dst + PF_POLICY_FIXED, *e;
 	long total = 0, deficit, acc;
 	int i, j, nz, kept, ne = 0, thr = RBUCKETS, need = 0, rank, bk;
+	int bad = 0, down = 0, quick;
+	int32_t prev = INT32_MAX, score, best, least;
 	const double max32 = (double)PF_POLICY_QUANTA * 4294967296.0;
-	double scale, scale32;
+	double scale, scale32, sum = 0, min, inv = 0, x, v;
 	uint64_t u;
 
+	*unsorted = 0;
+	if (pf_legal_sets_fill(b, ls) != n)
+		return -1;
 	kept = n - t->ndrop[n];
-	if (t->params.power == 4.0 && cp[0] > cp[kept - 1]) {
-		/* zeman_sorted()'s usual case, without the tail it zeroes:
-		   the weights past kept are never read here. */
-		double min = cp[kept - 1], inv = 1.0 / (cp[0] - min), v;
-
-		for (i = 0, sum = 0; i < kept; i++) {
-			x = (cp[i] - min) * inv;
-			v = (x * x) * (x * x);
-			w[i] = v;
-			sum += v;
-		}
+	best = entry_cp(raw);
+	least = entry_cp(raw + PF_MOVESCORE_SIZE * (kept - 1));
+	/* zeman_sorted()'s usual case: power 4, the kept scores not all
+	   equal.  Otherwise the weights are made after the pass. */
+	quick = t->params.power == 4.0 && best > least;
+	min = least;
+	if (quick)
+		inv = 1.0 / (best - min);
+	for (j = 0; j < kept; j++) {
+		FAST_ENTRY(j);
+		x = (score - min) * inv;
+		v = (x * x) * (x * x);
+		w[j] = v;
+		sum += v;
+	}
+	for (; j < n; j++)
+		FAST_ENTRY(j);
+	if (bad || !pf_legal_sets_empty(ls))
+		return -1;
+	if (down) {
+		*unsorted = 1;
+		return -1;
+	}
+	if (quick)
 		nz = kept;
-	} else {
+	else {
 		sum = zeman_sorted(t, cp, n, w);
 		nz = n;
 	}
@@ -893,6 +975,7 @@ zeman_payload(pf_target *t, const uint8_t *raw, int n, uint8_t *dst)
 	}
 	return PF_POLICY_FIXED + 4 * n;
 }
+#undef FAST_ENTRY
 
 int
 pf_target_policy_payload(pf_target *t, const pf_board *b,
@@ -918,10 +1001,10 @@ pf_target_policy_payload(pf_target *t, const pf_board *b,
 	   checks the table itself. */
 	complete = data[1] & PF_MSF_COMPLETE;
 	if (complete && t->params.method == PF_POLICY_ZEMAN && n > 0) {
-		if (match_sets(t, b, raw, n, &unsorted) == -1)
+		if ((i = zeman_fast(t, b, raw, n, dst, &unsorted)) >= 0)
+			return i;
+		if (!unsorted)
 			complete = 0;	/* policy_core() need not try again */
-		else if (!unsorted)
-			return zeman_payload(t, raw, n, dst);
 	}
 	if (policy_core(t, b, raw, n, complete, pol) == -1)
 		return -1;

@@ -807,6 +807,12 @@ fp_table(const pf_board *b, pf_movescores *s)
 		s->m[0].score_kind = PF_SCORE_MATE;
 		s->m[0].score = 3;
 	}
+	/* Mated after the worst moves (the fast path reads the smallest
+	   kept score before its pass, mapped as a mate). */
+	for (i = n - 1; n > 2 && i > 0 && fp_rand() % 4 == 0; i--) {
+		s->m[i].score_kind = PF_SCORE_MATE;
+		s->m[i].score = -(int32_t)(n - i);
+	}
 	return n;
 }
 
@@ -822,7 +828,7 @@ test_payload_paths(void)
 		"rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
 	};
 	pf_policy_params p;
-	pf_target *t, *t2 = NULL;
+	pf_target *t, *t2 = NULL, *t3 = NULL;
 	pf_movescores *s = calloc(1, sizeof(*s));
 	pf_board b, c;
 	pf_move moves[PF_MAX_MOVES];
@@ -837,7 +843,11 @@ test_payload_paths(void)
 	t = pf_target_new(&p);
 	pf_policy_params_default(&p, PF_POLICY_SOFTMAX);
 	t2 = pf_target_new(&p);
-	if (t == NULL || t2 == NULL || s == NULL) {
+	pf_policy_params_default(&p, PF_POLICY_ZEMAN);
+	p.drop = 0.5;
+	p.power = 2;
+	t3 = pf_target_new(&p);
+	if (t == NULL || t2 == NULL || t3 == NULL || s == NULL) {
 		CHECK(0, "payload paths: out of memory");
 		goto done;
 	}
@@ -930,18 +940,24 @@ test_payload_paths(void)
 				    sizeof(err)) && differ++ < 5)
 					printf("# paths differ (softmax), "
 					    "change %d: %s\n", kind, err);
+				if (!fp_same(t3, &d, s, &rv, err,
+				    sizeof(err)) && differ++ < 5)
+					printf("# paths differ (zeman, power "
+					    "2, drop 0.5), change %d: %s\n",
+					    kind, err);
 			}
 		}
 	}
 	CHECK(differ == 0 && cases > 3000 && seen[0] > 500 &&
 	    seen[1] > 500 && seen[2] > 500 && seen[3] > 500,
-	    "payload and general paths agree on %d tables, zeman and "
-	    "softmax (%d differ)",
+	    "payload and general paths agree on %d tables, zeman (two "
+	    "settings) and softmax (%d differ)",
 	    cases, differ);
 done:
 	pf_extbuf_free(&tab);
 	pf_target_free(t);
 	pf_target_free(t2);
+	pf_target_free(t3);
 	free(s);
 }
 
