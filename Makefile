@@ -52,7 +52,8 @@ MAN7	= $(wildcard man/man7/*.7)
 
 DEB_PKGS = gcc make pkg-config libzstd-dev zlib1g-dev libarchive-dev \
 	libxxhash-dev bats bats-support bats-assert stockfish mandoc \
-	pgn-extract zstd xz-utils bzip2 libarchive-tools jq zip
+	pgn-extract zstd xz-utils bzip2 libarchive-tools jq zip python3 \
+	python3-xxhash
 
 .PHONY: all check unit bats lint deps demo install clean bench
 

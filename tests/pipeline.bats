@@ -60,3 +60,60 @@ GAMES="$TESTDATA/lichess_db_10k.pgn"
 	[ "$n" -gt 0 ]
 	grep -q 'truncated' err
 }
+
+# The Python reader printed in posflow(5) EXAMPLES, with mandoc's escapes
+# undone.
+man_python_reader() {
+	awk '/^Reading a stream in Python/ { want = 1 }
+	    want && /^\.Bd -literal/ { on = 1; next }
+	    on && /^\.Ed/ { exit }
+	    on { print }' "$BATS_TEST_DIRNAME/../man/man5/posflow.5" |
+		sed 's/\\e/\\/g'
+}
+
+@test "posflow(5)'s Python reader reads what the tools write, and the checksums it names verify" {
+	pgn2pos -q "$GAMES" | softtarget --policy none --value linear > s.pos
+	man_python_reader > reader.py
+	grep -q 'def records' reader.py
+	run /usr/bin/python3 reader.py < s.pos
+	assert_success
+	# game (decimal) and ply of every record, as posdump shows them.
+	printf '%s\n' "$output" | /usr/bin/python3 -c 'import sys
+for line in sys.stdin:
+    game, ply = line.split()[:2]
+    print("%016x %s" % (int(game), ply))' > python.txt
+	posdump --fields game,ply s.pos | sed 's/game=//; s/ply=//' > posdump.txt
+	cmp python.txt posdump.txt
+	[ "$(printf '%s\n' "$output" | wc -l)" -gt 200 ]
+	# Every block's checksum, computed with the xxhash package as
+	# posflow(5) says: XXH3-64 under header flag 0x0001, else XXH64.
+	cat > check.py <<'PY'
+import struct, sys, xxhash
+data = open(sys.argv[1], 'rb').read()
+off = blocks = 0
+while off < len(data):
+    magic, version, flags, hlen = struct.unpack_from('<4sHHI', data, off)
+    assert magic == b'\x89PFS', magic
+    off += hlen
+    while True:
+        magic, size, count, _, xxh = struct.unpack_from('<4sIIIQ', data, off)
+        assert magic == b'\x89PFB'
+        payload = data[off + 24:off + 24 + size]
+        want = (xxhash.xxh3_64_intdigest(payload) if flags & 1
+                else xxhash.xxh64_intdigest(payload))
+        assert want == xxh, (blocks, hex(want), hex(xxh))
+        blocks += 1
+        off += 24 + size
+        if size == 0:
+            break
+print(blocks, flags)
+PY
+	run /usr/bin/python3 check.py s.pos
+	assert_success
+	assert_output --regexp '^[0-9]+ 1$'
+	# A flipped payload byte is caught there too.
+	cp s.pos bad.pos
+	printf '\x55' | dd of=bad.pos bs=1 seek=200 conv=notrunc 2>/dev/null
+	run /usr/bin/python3 check.py bad.pos
+	assert_failure
+}
