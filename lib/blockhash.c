@@ -2,10 +2,11 @@
  * blockhash.c - the block checksum of posflow(5): XXH3-64 (seed 0) in a
  * stream whose header has PF_SF_XXH3, else XXH64 (seed 0).
  *
- * Kept apart from record.c, which inlines xxHash: on x86-64 the XXH3 of
- * libxxhash's dispatcher picks SSE2, AVX2 or AVX-512 at run time (on the
- * machine it was measured on, 31 GB/s against XXH64's 8), which the
- * inlined code built for the baseline CPU cannot do.
+ * Calls libxxhash rather than inlining xxHash (XXH_INLINE_ALL, as other
+ * files do): on x86-64 the library's dispatcher picks SSE2, AVX2 or
+ * AVX-512 for XXH3 at run time (on the machine it was measured on, 31 GB/s
+ * against XXH64's 8), which inlined code built for the baseline CPU
+ * cannot do.
  */
 #include <stddef.h>
 #include <stdint.h>
