@@ -540,6 +540,31 @@ match_fast(pf_target *t, const uint8_t *raw, int n, int nlegal,
 }
 
 /*
+ * Take the move of table entry e (PF_MOVESCORE_SIZE bytes) out of the
+ * legal move sets and return its score in centipawns (a mate mapped);
+ * *bad becomes 1 when the score kind is unknown.  The usual entry (a
+ * normal move, a centipawn score) takes no branch.  pf_get64() is one
+ * load where the host is little-endian.
+ */
+static inline int32_t
+take_entry(pf_legal_sets *ls, const uint8_t *e, int *bad)
+{
+	uint64_t v = pf_get64(e);
+	unsigned m = (unsigned)v & 0xFFFFu, kind = (unsigned)(v >> 16) & 0xFFu;
+	int32_t score = (int32_t)(v >> 32);
+
+	if (__builtin_expect((m >> 12) != 0 || kind != PF_SCORE_CP, 0)) {
+		pf_legal_sets_take(ls, (pf_move)m);
+		if (kind != PF_SCORE_CP) {
+			*bad |= kind != PF_SCORE_MATE;
+			score = pf_score_cp(PF_SCORE_MATE, score);
+		}
+	} else
+		ls->from[m & 63] &= ~(1ULL << ((m >> 6) & 63));
+	return score;
+}
+
+/*
  * The common case, without generating the moves: the table of n moves is
  * the complete list of legal moves (uci-eval --multipv all), each listed
  * once, with a known score kind.  n equals the number of legal moves, and
@@ -563,14 +588,8 @@ match_sets(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	if (pf_legal_sets_fill(b, ls) != n)
 		return -1;
 	for (j = 0; j < n; j++, raw += PF_MOVESCORE_SIZE) {
-		pf_move m = pf_get16(raw);
-		int32_t score = (int32_t)pf_get32(raw + 4);
+		int32_t score = take_entry(ls, raw, &bad);
 
-		pf_legal_sets_take(ls, m);
-		if (raw[2] != PF_SCORE_CP) {
-			bad |= raw[2] != PF_SCORE_MATE;
-			score = pf_score_cp(PF_SCORE_MATE, score);
-		}
 		cp[j] = score;
 		down |= prev < score;
 		prev = score;
@@ -652,17 +671,22 @@ policy_header(const pf_target *t, pf_policy *out)
 
 /*
  * pf_target_policy() for the n entries of an encoded table at raw
- * (PF_MOVESCORE_SIZE bytes each, n <= PF_MAX_MOVES).
+ * (PF_MOVESCORE_SIZE bytes each, n <= PF_MAX_MOVES).  complete: 0, try
+ * the generated moves only; nonzero, try match_sets() first;
+ * MATCHED_UNSORTED, zeman_fast() has already matched the table (t->cp
+ * is filled) and found it out of score order.
  */
+#define MATCHED_UNSORTED	(-1)
 static int
 policy_core(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
     int complete, pf_policy *out)
 {
-	int nlegal, i, r, nz, fast, unsorted = 0;
+	int nlegal, i, r, nz, fast, unsorted = complete == MATCHED_UNSORTED;
 	double sum, *w;
 
 	policy_header(t, out);
-	if (complete && n > 0 && match_sets(t, b, raw, n, &unsorted) == 0) {
+	if (unsorted || (complete && n > 0 &&
+	    match_sets(t, b, raw, n, &unsorted) == 0)) {
 		nlegal = n;
 		fast = 1;
 		for (i = 0; i < n; i++)
@@ -775,18 +799,6 @@ pf_target_policy_ext(pf_target *t, const pf_board *b, const uint8_t *data,
 	    data[1] & PF_MSF_COMPLETE, out);
 }
 
-/* Little-endian u32 store; one instruction where the host is
-   little-endian. */
-static inline void
-put32le(uint8_t *p, uint32_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(p, &v, 4);
-#else
-	pf_put32(p, v);
-#endif
-}
-
 /* The fixed part of a PF_EXT_POLICY payload (ext.h layout). */
 static void
 payload_header(const pf_target *t, int n, uint8_t *dst)
@@ -805,21 +817,6 @@ payload_header(const pf_target *t, int n, uint8_t *dst)
 	}
 }
 
-/* Little-endian u64 load; one instruction where the host is
-   little-endian. */
-static inline uint64_t
-get64le(const uint8_t *p)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-#else
-	return pf_get64(p);
-#endif
-}
-
 /* The score of table entry e in centipawns (a mate mapped). */
 static inline int32_t
 entry_cp(const uint8_t *e)
@@ -829,31 +826,6 @@ entry_cp(const uint8_t *e)
 	return e[2] == PF_SCORE_MATE ? pf_score_cp(PF_SCORE_MATE, score) :
 	    score;
 }
-
-/*
- * One table entry of zeman_fast(): take its move out of the legal sets,
- * note a bad score kind and a rising score, store its score.  The usual
- * entry (a normal move, a centipawn score) takes no branch.
- */
-#define FAST_ENTRY(j) do {						\
-	uint64_t v_ = get64le(raw + PF_MOVESCORE_SIZE * (j));		\
-	unsigned m_ = (unsigned)v_ & 0xFFFFu;				\
-	unsigned kind_ = (unsigned)(v_ >> 16) & 0xFFu;			\
-									\
-	score = (int32_t)(v_ >> 32);					\
-	if (__builtin_expect((m_ >> 12) != 0 || kind_ != PF_SCORE_CP,	\
-	    0)) {							\
-		pf_legal_sets_take(ls, (pf_move)m_);			\
-		if (kind_ != PF_SCORE_CP) {				\
-			bad |= kind_ != PF_SCORE_MATE;			\
-			score = pf_score_cp(PF_SCORE_MATE, score);	\
-		}							\
-	} else								\
-		from[m_ & 63] &= ~(1ULL << ((m_ >> 6) & 63));		\
-	down |= prev < score;						\
-	prev = score;							\
-	cp[j] = score;							\
-} while (0)
 
 /*
  * The fast path of pf_target_policy_payload(): a zeman policy from a
@@ -881,7 +853,6 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
     uint8_t *dst, int *unsorted)
 {
 	pf_legal_sets *ls = &t->sets;
-	uint64_t *restrict from = ls->from;
 	int32_t *restrict cp = t->cp;
 	double *restrict w = t->sorted;
 	uint16_t *restrict q = t->q;
@@ -910,14 +881,21 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	if (quick)
 		inv = 1.0 / (best - min);
 	for (j = 0; j < kept; j++) {
-		FAST_ENTRY(j);
+		score = take_entry(ls, raw + PF_MOVESCORE_SIZE * j, &bad);
+		cp[j] = score;
+		down |= prev < score;
+		prev = score;
 		x = (score - min) * inv;
 		v = (x * x) * (x * x);
 		w[j] = v;
 		sum += v;
 	}
-	for (; j < n; j++)
-		FAST_ENTRY(j);
+	for (; j < n; j++) {
+		score = take_entry(ls, raw + PF_MOVESCORE_SIZE * j, &bad);
+		cp[j] = score;
+		down |= prev < score;
+		prev = score;
+	}
 	if (bad || !pf_legal_sets_empty(ls))
 		return -1;
 	if (down) {
@@ -957,13 +935,13 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	payload_header(t, n, dst);
 	for (i = 0; i < nz; i++, raw += PF_MOVESCORE_SIZE) {
 		bk = (int)(rem[i] >> (32 - RBUCKET_BITS));
-		put32le(p + 4 * i, (uint32_t)pf_get16(raw) |
+		pf_put32(p + 4 * i, (uint32_t)pf_get16(raw) |
 		    (uint32_t)(q[i] + (bk > thr)) << 16);
 		edge[ne] = i;
 		ne += bk == thr;
 	}
 	for (; i < n; i++, raw += PF_MOVESCORE_SIZE)
-		put32le(p + 4 * i, pf_get16(raw));
+		pf_put32(p + 4 * i, pf_get16(raw));
 	/* The boundary bucket: larger remainder first, then lower index. */
 	for (i = 0; i < ne; i++) {
 		rank = 0;
@@ -975,7 +953,6 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	}
 	return PF_POLICY_FIXED + 4 * n;
 }
-#undef FAST_ENTRY
 
 int
 pf_target_policy_payload(pf_target *t, const pf_board *b,
@@ -997,14 +974,14 @@ pf_target_policy_payload(pf_target *t, const pf_board *b,
 		    "per-move scores: malformed extension");
 		return -1;
 	}
-	/* The flag only says which path to try first: match_sets()
-	   checks the table itself. */
+	/* The flag only says which path to try first: zeman_fast() and
+	   match_sets() check the table themselves. */
 	complete = data[1] & PF_MSF_COMPLETE;
 	if (complete && t->params.method == PF_POLICY_ZEMAN && n > 0) {
 		if ((i = zeman_fast(t, b, raw, n, dst, &unsorted)) >= 0)
 			return i;
-		if (!unsorted)
-			complete = 0;	/* policy_core() need not try again */
+		/* Either way, policy_core() need not match it again. */
+		complete = unsorted ? MATCHED_UNSORTED : 0;
 	}
 	if (policy_core(t, b, raw, n, complete, pol) == -1)
 		return -1;
@@ -1012,7 +989,7 @@ pf_target_policy_payload(pf_target *t, const pf_board *b,
 		return 0;
 	payload_header(t, pol->n, dst);
 	for (i = 0; i < pol->n; i++)
-		put32le(dst + PF_POLICY_FIXED + 4 * i, (uint32_t)pol->move[i] |
+		pf_put32(dst + PF_POLICY_FIXED + 4 * i, (uint32_t)pol->move[i] |
 		    (uint32_t)pol->prob[i] << 16);
 	return PF_POLICY_FIXED + 4 * pol->n;
 }
