@@ -64,10 +64,13 @@ struct opts {
 	int timeout_ms;		/* 0: scaled to the limit */
 	int retries;
 	int drop_failed;
-	int no_newgame;
+	int newgame;		/* NG_GAME, NG_POSITION or NG_NEVER */
 	int progress;
 	int window;
 };
+
+/* When to send "ucinewgame" (--newgame). */
+enum { NG_GAME, NG_POSITION, NG_NEVER };
 
 enum { S_FREE, S_PENDING, S_RUNNING, S_FOLLOW, S_DONE };
 
@@ -79,9 +82,10 @@ struct slot {
 	pf_board board;
 	uint64_t key;
 	uint64_t leader;	/* S_FOLLOW: seq of the searched duplicate */
+	uint64_t run;		/* seq of the first record of its run */
 	int followers;
 	int attempts;
-	int run_start;		/* do not continue a run into this slot */
+	int in_flight;		/* its key is in the in-flight map */
 	int failed, evaluated;
 	int file;
 	uint64_t recno;
@@ -96,15 +100,17 @@ struct engine {
 	int64_t deadline;
 	uint64_t slot;		/* seq being searched, or NONE */
 	uint64_t last;		/* seq of the last position given, or NONE */
-	uint64_t game;
-	int has_game;
+	uint64_t run;		/* the run it owns, or NONE */
+	int fresh;		/* (re)started, nothing searched since */
 	int multipv, chess960;
 	int start_failures;
 	unsigned gen;		/* bumped at every restart */
 	pf_uci_search *search;
 };
 
-/* Keys of positions being searched, for duplicates that arrive meanwhile. */
+/* The key of every position in the window that is searched (or waits to
+   be), mapped to that first occurrence, for the duplicates that arrive
+   while it is in the window.  See admit(). */
 struct inflight {
 	uint64_t *key, *seq;
 	size_t mask;
@@ -123,7 +129,9 @@ struct run {
 	uint64_t head, tail, scan;	/* seqs: window is [head, tail) */
 	size_t npending;
 	uint64_t prev_game;	/* game id of the last record read */
-	int has_prev;
+	int has_prev, prev_last;
+	uint64_t tail_run;	/* the run of the last record read */
+	int tail_open;		/* it may go on with the next record */
 	size_t cap;
 	struct engine *eng;
 	int neng;
@@ -154,9 +162,10 @@ static const char synopsis[] =
     "[-e engine]\n"
     "                [-j jobs] [-m count | all] [-O name=value] "
     "[-o file] [--cache file]\n"
-    "                [--cache-mem size] [--drop-failed] [--no-newgame]\n"
-    "                [--progress] [--retries n] [--skip-done] "
-    "[--timeout ms]\n"
+    "                [--cache-mem size] [--drop-failed] "
+    "[--newgame game | position | never]\n"
+    "                [--no-newgame] [--progress] [--retries n] "
+    "[--skip-done] [--timeout ms]\n"
     "                [--window n] [file ...]\n";
 
 static void
@@ -245,7 +254,8 @@ find_engine(const char *given)
 	return "/usr/games/stockfish";
 }
 
-enum { OPT_CACHE = 256, OPT_CACHE_MEM, OPT_DROP_FAILED, OPT_NO_NEWGAME,
+enum { OPT_CACHE = 256, OPT_CACHE_MEM, OPT_DROP_FAILED, OPT_NEWGAME,
+    OPT_NO_NEWGAME,
     OPT_PROGRESS,
     OPT_RETRIES, OPT_SKIP_DONE, OPT_TIMEOUT, OPT_WINDOW };
 
@@ -267,6 +277,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "cache-mem", required_argument, NULL, OPT_CACHE_MEM },
 		{ "drop-failed", no_argument, NULL, OPT_DROP_FAILED },
+		{ "newgame", required_argument, NULL, OPT_NEWGAME },
 		{ "no-newgame", no_argument, NULL, OPT_NO_NEWGAME },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "retries", required_argument, NULL, OPT_RETRIES },
@@ -312,8 +323,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 			if (strcmp(optarg, "all") == 0)
 				o->multipv = MULTIPV_ALL;
 			else
-				o->multipv = (int)pf_strtonum(optarg, 1, 500,
-				    &errstr);
+				o->multipv = (int)pf_strtonum(optarg, 1,
+				    PF_MAX_MOVES, &errstr);
 			break;
 		case 'k':
 			o->keep_depths = 1;
@@ -361,8 +372,18 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_DROP_FAILED:
 			o->drop_failed = 1;
 			break;
+		case OPT_NEWGAME:
+			if (strcmp(optarg, "game") == 0)
+				o->newgame = NG_GAME;
+			else if (strcmp(optarg, "position") == 0)
+				o->newgame = NG_POSITION;
+			else if (strcmp(optarg, "never") == 0)
+				o->newgame = NG_NEVER;
+			else
+				errstr = "expected game, position or never";
+			break;
 		case OPT_NO_NEWGAME:
-			o->no_newgame = 1;
+			o->newgame = NG_NEVER;
 			break;
 		case OPT_PROGRESS:
 			o->progress = 1;
@@ -599,6 +620,27 @@ file_name(const struct run *R, int file)
 	return pf_input_name(R->nfiles ? R->files[file] : "-");
 }
 
+/* A duplicate takes the finished result of its first occurrence. */
+static void
+copy_result(struct run *R, const struct slot *lead, struct slot *f)
+{
+	f->state = S_DONE;
+	f->failed = lead->failed;
+	f->evaluated = !lead->failed;
+	if (lead->failed) {
+		R->failed++;
+		pf_warnx("%s: record %llu: not evaluated (duplicate of a failed "
+		    "position)", file_name(R, f->file),
+		    (unsigned long long)f->recno);
+	} else if (pf_extbuf_append_raw(&f->add, lead->add.data,
+	    lead->add.len) == -1) {
+		pf_warnx("out of memory");
+		R->fatal = 1;
+	} else {
+		R->hits++;
+	}
+}
+
 static void
 finish(struct run *R, uint64_t seq, int failed)
 {
@@ -607,34 +649,23 @@ finish(struct run *R, uint64_t seq, int failed)
 	s->state = S_DONE;
 	s->failed = failed;
 	s->evaluated = !failed;
-	if (s->followers == 0)
-		return;
 	for (uint64_t q = seq + 1; q < R->tail && s->followers > 0; q++) {
 		struct slot *f = at(R, q);
 
 		if (f->state != S_FOLLOW || f->leader != seq)
 			continue;
 		s->followers--;
-		f->state = S_DONE;
-		f->failed = failed;
-		f->evaluated = !failed;
-		if (failed) {
-			R->failed++;
-			pf_warnx("%s: record %llu: not evaluated (duplicate of "
-			    "a failed position)", file_name(R, f->file),
-			    (unsigned long long)f->recno);
-		} else if (pf_extbuf_append_raw(&f->add, s->add.data,
-		    s->add.len) == -1) {
-			pf_warnx("out of memory");
-			R->fatal = 1;
-		} else {
-			R->hits++;
-		}
+		copy_result(R, s, f);
 	}
 }
 
-/* Take a record into the window and settle it at once when no engine is
-   needed. */
+/*
+ * Take a record into the window and settle it at once when no engine is
+ * needed.  Records are admitted in input order, so the first occurrence of
+ * a position is the one searched, in its own run: a later duplicate in the
+ * window follows it (or copies it when it is done), one after it takes
+ * the cache's copy, and no duplicate is ever sent, at any -j.
+ */
 static void
 admit(struct run *R, const pf_record *rec)
 {
@@ -649,6 +680,7 @@ admit(struct run *R, const pf_record *rec)
 	pf_extbuf_reset(&s->add);
 	s->rec = *rec;
 	s->followers = s->attempts = s->failed = s->evaluated = 0;
+	s->in_flight = 0;
 	s->file = R->cur;
 	s->recno = pf_reader_records(R->r);
 	s->leader = NONE;
@@ -659,9 +691,13 @@ admit(struct run *R, const pf_record *rec)
 	}
 	s->rec.ext = NULL;
 	s->rec.ext_len = 0;
-	s->run_start = !R->has_prev || rec->game_id == 0 ||
-	    rec->game_id != R->prev_game;
+	if (!R->has_prev || R->prev_last || rec->game_id == 0 ||
+	    rec->game_id != R->prev_game)
+		R->tail_run = seq;
+	s->run = R->tail_run;
+	R->tail_open = rec->game_id != 0 && !(rec->flags & PF_RF_LAST);
 	R->prev_game = rec->game_id;
+	R->prev_last = (rec->flags & PF_RF_LAST) != 0;
 	R->has_prev = 1;
 	if (R->o->skip_done && already_done(R, rec)) {
 		s->state = S_DONE;
@@ -703,12 +739,19 @@ admit(struct run *R, const pf_record *rec)
 			pf_warnx("%s", pf_evalcache_error(R->cache));
 		pf_extbuf_reset(&s->add);
 		if ((lead = fl_get(&R->fl, s->key)) != NONE) {
+			struct slot *l = at(R, lead);
+
+			if (l->state == S_DONE) {
+				copy_result(R, l, s);
+				return;
+			}
 			s->state = S_FOLLOW;
 			s->leader = lead;
-			at(R, lead)->followers++;
+			l->followers++;
 			return;
 		}
 		fl_put(&R->fl, s->key, seq);
+		s->in_flight = 1;
 	}
 	s->state = S_PENDING;
 	R->npending++;
@@ -872,6 +915,8 @@ write_done(struct run *R)
 			}
 			R->written++;
 		}
+		if (s->in_flight)
+			fl_del(&R->fl, s->key);
 		s->state = S_FREE;
 		R->head++;
 		if (R->scan < R->head)
@@ -881,52 +926,71 @@ write_done(struct run *R)
 
 /* ---- scheduling ------------------------------------------------------------ */
 
-/* The next pending position of the run engine E is on, or NONE.  Slots
-   before the head have been written; the run goes on past them. */
-static uint64_t
-continuation(struct run *R, const struct engine *E)
+/*
+ * A run (consecutive records of one game) is searched by one engine, in
+ * input order, from its first position to its last: the engine owns the
+ * run until the run has ended and nothing of it waits.  So each game sees
+ * the same commands whatever -j is, and its results do not depend on it.
+ */
+
+/* 1 while run may still grow: the last run read, not at its game's end. */
+static int
+run_open(const struct run *R, uint64_t run)
 {
-	uint64_t q;
+	return run == R->tail_run && R->tail_open && !R->input_done;
+}
 
-	if (E->last == NONE)
-		return NONE;
-	for (q = E->last + 1 > R->head ? E->last + 1 : R->head; q < R->tail &&
-	    !at(R, q)->run_start; q++) {
-		int st = at(R, q)->state;
+static int
+run_owned(const struct run *R, uint64_t run)
+{
+	for (int i = 0; i < R->neng; i++)
+		if (R->eng[i].run == run)
+			return 1;
+	return 0;
+}
 
-		if (st == S_PENDING)
+/* The first waiting position of the run E owns, or NONE.  Only E works on
+   it, in order, so that is its next position. */
+static uint64_t
+run_next(const struct run *R, const struct engine *E)
+{
+	uint64_t q = E->run;
+
+	if (E->last != NONE && E->last > q)
+		q = E->last;
+	if (q < R->head)
+		q = R->head;
+	for (; q < R->tail && R->win[q % R->cap].run == E->run; q++)
+		if (R->win[q % R->cap].state == S_PENDING)
 			return q;
-		if (st == S_RUNNING)
-			return NONE;
-	}
 	return NONE;
 }
 
+/* The next position for idle engine E: of its own run; or, when its run
+   has ended, the first waiting position of a run no engine owns. */
 static uint64_t
 pick(struct run *R, struct engine *E)
 {
-	uint64_t q, cont[256], c;
-	int i, n = 0;
+	uint64_t q;
 
-	if ((c = continuation(R, E)) != NONE)
-		return c;
-	for (i = 0; i < R->neng; i++)
-		if (&R->eng[i] != E && (c = continuation(R, &R->eng[i])) !=
-		    NONE)
-			cont[n++] = c;
+	if (E->run != NONE) {
+		if ((q = run_next(R, E)) != NONE)
+			return q;
+		if (run_open(R, E->run))
+			return NONE;	/* its next record is not read yet */
+		E->run = NONE;
+	}
 	while (R->scan < R->tail && at(R, R->scan)->state != S_PENDING)
 		R->scan++;
 	for (q = R->scan; q < R->tail; q++) {
+		uint64_t run = at(R, q)->run;
+
 		if (at(R, q)->state != S_PENDING)
 			continue;
-		for (i = 0; i < n && cont[i] != q; i++)
-			;
-		if (i < n)
-			continue;
-		if (q > R->head && !at(R, q)->run_start &&
-		    at(R, q - 1)->state == S_PENDING)
-			continue;
-		return q;
+		if (!run_owned(R, run))
+			return q;
+		while (q + 1 < R->tail && at(R, q + 1)->run == run)
+			q++;	/* skip the rest of an owned run */
 	}
 	return NONE;
 }
@@ -991,18 +1055,27 @@ send_search(struct run *R, struct engine *E)
 }
 
 /*
- * "ucinewgame" when the engine moves to another game.  Records without a
- * game (id 0) and one-position games (ply 0 and the last of their game,
- * as pgn2pos --epd makes them) are unrelated positions: clearing the hash
- * for each would cost more than their search at low depth.
+ * Whether to send "ucinewgame" before a search.  --newgame game: at the
+ * start of every run of a game.  Records without a game (id 0) and
+ * one-position games (ply 0 and the last of their game, as pgn2pos --epd
+ * makes them) are unrelated positions: clearing the hash for each would
+ * cost more than their search at low depth, unless asked for with
+ * --newgame position.
  */
 static int
-new_game(const struct run *R, const struct engine *E, const pf_record *rec)
+new_game(const struct run *R, const pf_record *rec, int new_run)
 {
-	if (R->o->no_newgame || rec->game_id == 0 ||
-	    (rec->ply == 0 && (rec->flags & PF_RF_LAST)))
+	switch (R->o->newgame) {
+	case NG_NEVER:
 		return 0;
-	return !E->has_game || E->game != rec->game_id;
+	case NG_POSITION:
+		return 1;
+	default:
+		if (rec->game_id == 0 ||
+		    (rec->ply == 0 && (rec->flags & PF_RF_LAST)))
+			return 0;
+		return new_run;
+	}
 }
 
 static void
@@ -1017,13 +1090,14 @@ dispatch(struct run *R)
 		if ((q = pick(R, E)) == NONE)
 			continue;
 		struct slot *s = at(R, q);
+		int new_run = E->run != s->run;
+
 		s->state = S_RUNNING;
 		R->npending--;
+		E->run = s->run;
 		E->slot = q;
 		E->last = q;
-		if (new_game(R, E, &s->rec)) {
-			E->game = s->rec.game_id;
-			E->has_game = 1;
+		if (new_game(R, &s->rec, new_run)) {
 			E->state = E_NEWGAME;
 			E->deadline = now_ms() + search_timeout(R, 1);
 			if (pf_uci_send(E->u, "ucinewgame\nisready") == -1)
@@ -1051,13 +1125,14 @@ start_engine(struct run *R, struct engine *E)
 {
 	char err[256];
 
+	/* A restarted engine keeps its run and goes on with it. */
 	E->slot = E->last = NONE;
-	E->has_game = 0;
 	E->multipv = 1;
 	E->chess960 = 0;
 	if ((E->u = pf_uci_spawn(R->o->engine, err, sizeof(err))) == NULL) {
 		pf_warnx("engine %d: %s", E->id, err);
 		E->state = E_DEAD;
+		E->run = NONE;
 		return;
 	}
 	E->state = E_UCI;
@@ -1102,13 +1177,15 @@ fault(struct run *R, struct engine *E, const char *why_in)
 			    (unsigned long long)s->recno, s->attempts, why);
 			R->failed++;
 			R->status = PF_EXIT_DATA;
-			if (R->caching)
+			if (s->in_flight) {
+				/* a later duplicate is searched anew */
 				fl_del(&R->fl, s->key);
+				s->in_flight = 0;
+			}
 			finish(R, E->slot, 1);
 		} else {
 			s->state = S_PENDING;
 			R->npending++;
-			s->run_start = 1;
 			if (E->slot < R->scan)
 				R->scan = E->slot;
 		}
@@ -1118,10 +1195,12 @@ fault(struct run *R, struct engine *E, const char *why_in)
 		pf_warnx("engine %d: failed to start %d times, giving up",
 		    E->id, E->start_failures);
 		E->state = E_DEAD;
+		E->run = NONE;	/* another engine takes the run over */
 		return;
 	}
 	if (got_signal) {
 		E->state = E_DEAD;
+		E->run = NONE;
 		return;
 	}
 	start_engine(R, E);
@@ -1184,7 +1263,6 @@ search_done(struct run *R, struct engine *E)
 	R->searched++;
 	E->start_failures = 0;
 	if (R->caching) {
-		fl_del(&R->fl, s->key);
 		if (pf_evalcache_put(R->cache, s->key, s->add.data,
 		    s->add.len) == -1)
 			pf_warnx("%s", pf_evalcache_error(R->cache));
@@ -1506,6 +1584,7 @@ main(int argc, char **argv)
 	R.last_progress = R.t0 - 1000;	/* the first report comes at once */
 	for (int i = 0; i < R.neng; i++) {
 		R.eng[i].id = i + 1;
+		R.eng[i].run = NONE;
 		if ((R.eng[i].search = pf_uci_search_new()) == NULL) {
 			pf_warn("malloc");
 			R.status = PF_EXIT_DATA;

@@ -299,15 +299,144 @@ scores() {
 	# each ucinewgame is followed by a new game's first position
 	run awk '/^ucinewgame/{n=1; next} n && /^position/{print; n=0}' log
 	[ "${#lines[@]}" -eq 3 ]
+	for never in --no-newgame '--newgame never'; do
+		rm log
+		# shellcheck disable=SC2086
+		FAKE_LOG=log uci-eval -d 1 -j 1 --cache-mem 0 $never -e "$FAKE" in.pos > /dev/null 2>&1
+		[ "$(grep -c '^ucinewgame' log)" -eq 0 ]
+		[ "$(grep -c '^go depth 1' log)" -eq 24 ]
+	done
+	# --newgame position: a ucinewgame (and isready) before every search
 	rm log
-	FAKE_LOG=log uci-eval -d 1 -j 1 --cache-mem 0 --no-newgame -e "$FAKE" in.pos > /dev/null 2>&1
-	[ "$(grep -c '^ucinewgame' log)" -eq 0 ]
-	[ "$(grep -c '^go depth 1' log)" -eq 24 ]
+	FAKE_LOG=log uci-eval -d 1 -j 2 --cache-mem 0 --newgame position -e "$FAKE" in.pos > /dev/null 2>&1
+	[ "$(grep -c '^ucinewgame' log)" -eq 24 ]
+	run awk '/^ucinewgame/{n=1; next} /^go/{if (!n) print "go without ucinewgame"; n=0}' log
+	assert_output ''
 	# one-position games (as pgn2pos --epd makes them) share the hash
 	rm log
 	fens "$START" "$KIWIPETE" > e.pos
 	FAKE_LOG=log uci-eval -d 1 -j 1 -e "$FAKE" e.pos > /dev/null 2>&1
 	[ "$(grep -c '^ucinewgame' log)" -eq 0 ]
+	rm log
+	FAKE_LOG=log uci-eval -d 1 -j 1 --newgame position -e "$FAKE" e.pos > /dev/null 2>&1
+	[ "$(grep -c '^ucinewgame' log)" -eq 2 ]
+}
+
+# The stretches of positions each engine got, from a FAKE_LOG_PID log:
+# one line per stretch, "new" when it began with ucinewgame, "cont" when
+# it began without, then each position's first four FEN fields; sorted.
+segments() {
+	awk '{ pid = $1; sub(/^[0-9]+: /, "")
+	    if ($0 == "ucinewgame") {
+		if (s[pid] != "") print s[pid]
+		s[pid] = "new"
+	    } else if ($1 == "position") {
+		if (s[pid] == "") s[pid] = "cont"
+		s[pid] = s[pid] " " $3 "_" $4 "_" $5 "_" $6
+	    }
+	} END { for (p in s) if (s[p] != "") print s[p] }' "$1" | sort
+}
+
+# What segments() must find for input $1: each game one stretch, from a
+# ucinewgame, of its positions in order; with $2 = 1 (duplicates merged)
+# without any position an earlier record of the input holds.
+expected_segments() {
+	posdump --fields game,fen "$1" | awk -v dedup="$2" '
+	    { key = $2 "_" $3 "_" $4 "_" $5
+	      if ($1 != g) { if (s != "") print s; s = ""; g = $1 }
+	      if (dedup && (key in seen)) next
+	      seen[key] = 1; s = (s == "" ? "new" : s) " " key }
+	    END { if (s != "") print s }' | sort
+}
+
+@test "a game is searched by one engine, in order, at any -j; a duplicate is searched only where it first occurs" {
+	# engines of uneven speed and a small window: the conditions under
+	# which runs used to be split (an idle engine took another's game)
+	awk '/^\[Event /{g++} g<=12' "$TESTDATA/lichess_db_100k.pgn" > g.pgn
+	pgn2pos --max-plies 24 g.pgn > in.pos 2>/dev/null
+	[ "$(posdump --fields game in.pos | sort -u | wc -l)" -eq 12 ]
+	expected_segments in.pos 1 > want
+	expected_segments in.pos 0 > want-all
+	# the games share their openings: merging duplicates matters here
+	[ "$(wc -w < want)" -lt "$(($(wc -w < want-all) - 24))" ]
+	for j in 1 2 3; do
+		for window in 6 4096; do
+			rm -f log
+			FAKE_LOG=log FAKE_LOG_PID=1 FAKE_GO_JITTER=4 uci-eval -d 1 -j "$j" \
+			    --window "$window" -e "$FAKE" in.pos -o out.pos 2>/dev/null
+			segments log > got
+			diff want got || fail "-j $j --window $window: runs split or duplicates searched"
+			rm -f log
+			FAKE_LOG=log FAKE_LOG_PID=1 FAKE_GO_JITTER=4 uci-eval -d 1 -j "$j" \
+			    --window "$window" --cache-mem 0 -e "$FAKE" in.pos -o out.pos 2>/dev/null
+			segments log > got
+			diff want-all got || fail "-j $j --window $window --cache-mem 0: runs split"
+		done
+	done
+	# every record written, in input order
+	cmp <(posdump --fields game,ply,fen in.pos) <(posdump --fields game,ply,fen out.pos)
+}
+
+@test "a duplicate in a later game copies the first occurrence's result at any -j" {
+	# a game, then another, then the second again under another game id
+	awk '/^\[Event /{g++} g==5' "$TESTDATA/lichess_db_100k.pgn" > a.pgn
+	awk '/^\[Event /{g++} g==3' "$TESTDATA/lichess_db_100k.pgn" > b.pgn
+	sed 's/^\[Site .*/[Site "copy"]/' b.pgn > copy.pgn
+	cat a.pgn b.pgn copy.pgn > g.pgn
+	pgn2pos --max-plies 16 g.pgn > in.pos 2>/dev/null
+	posdump --fields game in.pos | uniq > ids
+	[ "$(wc -l < ids)" -eq 3 ]
+	for j in 1 2 3; do
+		rm -f log
+		FAKE_LOG=log FAKE_LOG_PID=1 FAKE_GO_JITTER=6 uci-eval -d 1 -j "$j" \
+		    -e "$FAKE" in.pos -o out.pos 2>/dev/null
+		# the copy never reaches an engine: the engines got the first
+		# two games' new positions, each game from one engine
+		diff <(expected_segments in.pos 1) <(segments log)
+		# its records carry the evaluations of the game it copies
+		posdump --fields game,eval out.pos > evals
+		grep -c "$(sed -n 3p ids)" evals | grep -qx 16
+		cmp <(grep "$(sed -n 2p ids)" evals | cut -d' ' -f2-) \
+		    <(grep "$(sed -n 3p ids)" evals | cut -d' ' -f2-)
+	done
+}
+
+@test "Stockfish: -j 2 and -j 3 write what -j 1 writes, every field but the search time" {
+	awk '/^\[Event /{g++} g<=8' "$TESTDATA/lichess_db_100k.pgn" > g.pgn
+	pgn2pos --max-plies 60 g.pgn > in.pos 2>/dev/null
+	notime() { posdump --json "$1" | sed 's/"time_ms":[0-9]*,//g'; }
+	uci-eval -d 6 -j 1 in.pos -o j1.pos 2>/dev/null
+	notime j1.pos > want
+	[ "$(grep -c '"source":"engine"' want)" -gt 300 ]
+	for j in 2 3; do
+		uci-eval -d 6 -j "$j" --window 16 in.pos -o j.pos 2>/dev/null
+		notime j.pos > got
+		diff want got > /dev/null || fail "-j $j: $(diff want got | grep -c '^>') records differ"
+	done
+	# the same with every legal move scored
+	uci-eval -d 4 -m all -j 1 in.pos -o m1.pos 2>/dev/null
+	uci-eval -d 4 -m all -j 2 in.pos -o m2.pos 2>/dev/null
+	cmp <(notime m1.pos) <(notime m2.pos)
+}
+
+@test "Stockfish: EPD with --newgame position equals a fresh engine per position, at any -j" {
+	awk '/^\[Event /{g++} g<=6' "$TESTDATA/lichess_db_100k.pgn" > g.pgn
+	pgn2pos g.pgn 2>/dev/null | posdump --fields fen | awk 'NR % 23 == 5' | head -n 12 > in.epd
+	[ "$(wc -l < in.epd)" -eq 12 ]
+	pgn2pos --epd in.epd > in.pos 2>/dev/null
+	notime() { posdump --json "$@" | sed 's/"time_ms":[0-9]*,//g'; }
+	while read -r fen; do
+		echo "$fen" > one.epd
+		pgn2pos --epd one.epd 2>/dev/null | uci-eval -d 8 -j 1 2>/dev/null | notime
+	done < in.epd > fresh
+	[ "$(wc -l < fresh)" -eq 12 ]
+	for j in 1 2; do
+		uci-eval -d 8 -j "$j" --newgame position in.pos -o out.pos 2>/dev/null
+		diff fresh <(notime out.pos) > /dev/null || fail "-j $j: not a fresh engine's results"
+	done
+	# without it, results depend on what the engine searched before
+	uci-eval -d 8 -j 1 in.pos -o game.pos 2>/dev/null
+	! diff -q fresh <(notime game.pos) > /dev/null
 }
 
 @test "engine crash: restarted, position retried, nothing lost" {
@@ -557,7 +686,10 @@ scores() {
 	-n 0 -f
 	-t -5 -f
 	-d 3 -m 0 -f
+	-d 3 -m 257 -f
 	-d 3 -m 501 -f
+	-d 3 --newgame sometimes -f
+	-d 3 --newgame '' -f
 	-d 3 -m some -f
 	-d 3 -k -f
 	-d 3 -j 0 -f

@@ -18,6 +18,9 @@
  *   FAKE_CLOSE_AFTER=N        close stdout at "go" N+1 and keep reading
  *   FAKE_LONG_LINE_AFTER=N    from "go" N+1: one endless line, no newline
  *   FAKE_LOG=file             append "# pid N", then every command received
+ *   FAKE_LOG_PID=1            start every logged command with "PID: "
+ *   FAKE_GO_MS=ms             sleep before answering every "go"
+ *   FAKE_GO_JITTER=ms         and a further 0 to ms, random per "go"
  *   FAKE_NAME=name            the "id name" (default "Fake 1.0")
  */
 #include <signal.h>
@@ -68,6 +71,9 @@ main(void)
 	long close_after = env_num("FAKE_CLOSE_AFTER", -1);
 	long long_after = env_num("FAKE_LONG_LINE_AFTER", -1);
 	int garbage_always = env_num("FAKE_GARBAGE", 0) != 0;
+	int log_pid = env_num("FAKE_LOG_PID", 0) != 0;
+	long go_ms = env_num("FAKE_GO_MS", 0);
+	long jitter = env_num("FAKE_GO_JITTER", 0);
 	const char *crash_on = getenv("FAKE_CRASH_ON");
 	const char *logpath = getenv("FAKE_LOG");
 	const char *name = getenv("FAKE_NAME");
@@ -77,13 +83,16 @@ main(void)
 	int have_board = 0;
 
 	signal(SIGPIPE, SIG_IGN);
+	srand((unsigned)getpid());
 	if (logpath && (logf = fopen(logpath, "a")) != NULL) {
 		setvbuf(logf, NULL, _IOLBF, 0);
 		fprintf(logf, "# pid %ld\n", (long)getpid());
 	}
 	while (fgets(line, sizeof(line), stdin) != NULL) {
 		line[strcspn(line, "\r\n")] = '\0';
-		if (logf)
+		if (logf && log_pid)
+			fprintf(logf, "%ld: %s\n", (long)getpid(), line);
+		else if (logf)
 			fprintf(logf, "%s\n", line);
 		if (strcmp(line, "uci") == 0) {
 			sleep_ms(env_num("FAKE_SLOW_START", 0));
@@ -112,6 +121,9 @@ main(void)
 
 			if (strncmp(line, "go depth ", 9) == 0)
 				depth = strtol(line + 9, NULL, 10);
+			if (go_ms > 0 || jitter > 0)
+				sleep_ms(go_ms + (jitter > 0 ? rand() %
+				    (jitter + 1) : 0));
 			if (gos == crash_after ||
 			    (crash_on && strstr(pos, crash_on)))
 				abort();
