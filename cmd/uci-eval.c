@@ -41,10 +41,10 @@
 
 #include "posflow.h"
 #include "uci.h"
+#include "pool.h"
 #include "evalcache.h"
 
 #define NONE		UINT64_MAX
-#define START_TIMEOUT_MS 10000
 #define MULTIPV_ALL	(-1)
 
 struct opts {
@@ -91,21 +91,11 @@ struct slot {
 	uint64_t recno;
 };
 
-enum { E_DEAD, E_UCI, E_READY, E_IDLE, E_NEWGAME, E_SEARCH };
-
-struct engine {
-	int id;
-	pf_uci *u;
-	int state;
-	int64_t deadline;
+/* What this tool keeps of each engine of the pool (lib/pool.c). */
+struct worker {
 	uint64_t slot;		/* seq being searched, or NONE */
 	uint64_t last;		/* seq of the last position given, or NONE */
 	uint64_t run;		/* the run it owns, or NONE */
-	int fresh;		/* (re)started, nothing searched since */
-	int multipv, chess960;
-	int start_failures;
-	unsigned gen;		/* bumped at every restart */
-	pf_uci_search *search;
 };
 
 /* The key of every position in the window that is searched (or waits to
@@ -133,7 +123,8 @@ struct run {
 	uint64_t tail_run;	/* the run of the last record read */
 	int tail_open;		/* it may go on with the next record */
 	size_t cap;
-	struct engine *eng;
+	pf_pool *pool;
+	struct worker *wk;
 	int neng;
 	pf_evalcache *cache;
 	int caching;
@@ -146,8 +137,7 @@ struct run {
 	int progress_tty;
 	/* counters */
 	uint64_t nread, written, searched, hits, terminal, skipped, failed,
-	    invalid, dropped, restarts, notable;
-	char engine_name[256];
+	    invalid, dropped, notable, restarts;
 };
 
 static volatile sig_atomic_t got_signal;
@@ -574,10 +564,11 @@ terminal_eval(struct run *R, struct slot *s, enum pf_status st)
 }
 
 static int
-engine_eval(struct run *R, struct engine *E, pf_extbuf *out)
+engine_eval(struct run *R, const pf_uci_search *S_in, pf_extbuf *out)
 {
-	pf_uci_search *S = E->search;
-	const char *name = pf_uci_name(E->u);
+	/* The tables are tagged here; the pool hands them out for that. */
+	pf_uci_search *S = (pf_uci_search *)S_in;
+	const char *name = pf_pool_engine_name(R->pool);
 	pf_eval e;
 
 	eval_base(R, &e, PF_SRC_ENGINE);
@@ -818,17 +809,6 @@ close_input(struct run *R)
 
 static void	write_done(struct run *);
 
-/* 1 when an engine is starting or searching: the loop has work to wait for
-   besides the input. */
-static int
-engines_busy(const struct run *R)
-{
-	for (int i = 0; i < R->neng; i++)
-		if (R->eng[i].state != E_DEAD && R->eng[i].state != E_IDLE)
-			return 1;
-	return 0;
-}
-
 /*
  * Read while the window has room.  Reading can block on a pipe for as long
  * as the producer likes, so once enough positions wait for an engine, or,
@@ -854,7 +834,8 @@ read_more(struct run *R)
 			struct pollfd pfd = { .fd = R->in_fd, .events = POLLIN };
 
 			if (poll(&pfd, 1, 0) != 1) {
-				if (R->npending > 0 || engines_busy(R))
+				if (R->npending > 0 ||
+				    pf_pool_working(R->pool))
 					break;
 				/* Nothing to do but wait for input: first
 				   pass on the finished records (the reader
@@ -944,7 +925,7 @@ static int
 run_owned(const struct run *R, uint64_t run)
 {
 	for (int i = 0; i < R->neng; i++)
-		if (R->eng[i].run == run)
+		if (R->wk[i].run == run)
 			return 1;
 	return 0;
 }
@@ -952,7 +933,7 @@ run_owned(const struct run *R, uint64_t run)
 /* The first waiting position of the run E owns, or NONE.  Only E works on
    it, in order, so that is its next position. */
 static uint64_t
-run_next(const struct run *R, const struct engine *E)
+run_next(const struct run *R, const struct worker *E)
 {
 	uint64_t q = E->run;
 
@@ -969,7 +950,7 @@ run_next(const struct run *R, const struct engine *E)
 /* The next position for idle engine E: of its own run; or, when its run
    has ended, the first waiting position of a run no engine owns. */
 static uint64_t
-pick(struct run *R, struct engine *E)
+pick(struct run *R, struct worker *E)
 {
 	uint64_t q;
 
@@ -993,65 +974,6 @@ pick(struct run *R, struct engine *E)
 			q++;	/* skip the rest of an owned run */
 	}
 	return NONE;
-}
-
-static int64_t
-search_timeout(const struct run *R, int lines)
-{
-	double ms;
-
-	if (R->o->timeout_ms)
-		return R->o->timeout_ms;
-	switch (R->o->limit_kind) {
-	case PF_LIMIT_DEPTH:
-		ms = 1000.0 * pow(1.5, (double)R->o->limit);
-		break;
-	case PF_LIMIT_NODES:
-		ms = (double)R->o->limit / 10.0;
-		break;
-	default:
-		ms = 2.0 * (double)R->o->limit;
-		break;
-	}
-	ms = 30000.0 + ms * (lines > 1 ? lines : 1);
-	return ms > 86400000.0 ? 86400000 : (int64_t)ms;
-}
-
-static void fault(struct run *, struct engine *, const char *);
-
-static void
-send_search(struct run *R, struct engine *E)
-{
-	struct slot *s = at(R, E->slot);
-	char cmd[1024], pos[PF_FEN_MAX + 16];
-	size_t n = 0;
-	int want;
-
-	want = R->o->multipv == MULTIPV_ALL ? PF_MAX_MOVES :
-	    (R->o->multipv ? R->o->multipv : 1);
-	pf_uci_search_begin(E->search, &s->board, want, R->o->keep_depths);
-	want = E->search->want;
-	cmd[0] = '\0';
-	if (want != E->multipv) {
-		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
-		    "setoption name MultiPV value %d\n", want);
-		E->multipv = want;
-	}
-	if (s->board.chess960 != E->chess960) {
-		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
-		    "setoption name UCI_Chess960 value %s\n",
-		    s->board.chess960 ? "true" : "false");
-		E->chess960 = s->board.chess960;
-	}
-	snprintf(cmd + n, sizeof(cmd) - n, "%s\ngo %s %llu",
-	    pf_uci_position(&s->board, pos),
-	    R->o->limit_kind == PF_LIMIT_DEPTH ? "depth" :
-	    R->o->limit_kind == PF_LIMIT_NODES ? "nodes" : "movetime",
-	    (unsigned long long)R->o->limit);
-	E->state = E_SEARCH;
-	E->deadline = now_ms() + search_timeout(R, want);
-	if (pf_uci_send(E->u, cmd) == -1)
-		fault(R, E, pf_uci_error(E->u));
 }
 
 /*
@@ -1081,11 +1003,15 @@ new_game(const struct run *R, const pf_record *rec, int new_run)
 static void
 dispatch(struct run *R)
 {
+	pf_pool_job job;
+
 	for (int i = 0; i < R->neng; i++) {
-		struct engine *E = &R->eng[i];
+		struct worker *E = &R->wk[i];
 		uint64_t q;
 
-		if (E->state != E_IDLE || got_signal)
+		if (pf_pool_dead(R->pool, i))
+			E->run = NONE;	/* another engine takes the run over */
+		if (!pf_pool_idle(R->pool, i) || got_signal)
 			continue;
 		if ((q = pick(R, E)) == NONE)
 			continue;
@@ -1097,84 +1023,64 @@ dispatch(struct run *R)
 		E->run = s->run;
 		E->slot = q;
 		E->last = q;
-		if (new_game(R, &s->rec, new_run)) {
-			E->state = E_NEWGAME;
-			E->deadline = now_ms() + search_timeout(R, 1);
-			if (pf_uci_send(E->u, "ucinewgame\nisready") == -1)
-				fault(R, E, pf_uci_error(E->u));
-		} else {
-			send_search(R, E);
-		}
+		memset(&job, 0, sizeof(job));
+		job.board = s->board;
+		job.limit_kind = (uint8_t)R->o->limit_kind;
+		job.limit = R->o->limit;
+		job.multipv = R->o->multipv == MULTIPV_ALL ? PF_MAX_MOVES :
+		    (R->o->multipv ? R->o->multipv : 1);
+		job.keep_depths = R->o->keep_depths;
+		job.newgame = new_game(R, &s->rec, new_run);
+		job.attempts = s->attempts;
+		job.user = s;
+		(void)pf_pool_start(R->pool, i, &job);
 	}
 }
 
-/* ---- engines -------------------------------------------------------------- */
-
-static int
-live_engines(const struct run *R)
-{
-	int n = 0;
-
-	for (int i = 0; i < R->neng; i++)
-		n += R->eng[i].state != E_DEAD;
-	return n;
-}
-
+/* A message of the pool: an engine fault names the record it was on. */
 static void
-start_engine(struct run *R, struct engine *E)
+pool_warn(void *ctx, void *user, const char *msg)
 {
-	char err[256];
+	const struct run *R = ctx;
+	const struct slot *s = user;
 
-	/* A restarted engine keeps its run and goes on with it. */
-	E->slot = E->last = NONE;
-	E->multipv = 1;
-	E->chess960 = 0;
-	if ((E->u = pf_uci_spawn(R->o->engine, err, sizeof(err))) == NULL) {
-		pf_warnx("engine %d: %s", E->id, err);
-		E->state = E_DEAD;
-		E->run = NONE;
-		return;
-	}
-	E->state = E_UCI;
-	E->deadline = now_ms() + (R->o->timeout_ms > START_TIMEOUT_MS ?
-	    R->o->timeout_ms : START_TIMEOUT_MS);
-	if (pf_uci_send(E->u, "uci") == -1)
-		fault(R, E, pf_uci_error(E->u));
+	if (s != NULL)
+		pf_warnx("%s on %s: record %llu", msg, file_name(R, s->file),
+		    (unsigned long long)s->recno);
+	else
+		pf_warnx("%s", msg);
 }
 
-/* Kill the engine, put its position back (or fail it), start anew. */
+/* The finished searches of the pool. */
 static void
-fault(struct run *R, struct engine *E, const char *why_in)
+take_events(struct run *R)
 {
-	char how[64] = "", where[512] = "", why[256];
-	int starting = E->state == E_UCI || E->state == E_READY;
+	pf_pool_event ev;
 
-	/* why is often the engine's own error text, freed with it below. */
-	snprintf(why, sizeof(why), "%s", why_in);
+	while (pf_pool_next_event(R->pool, &ev)) {
+		struct worker *E = &R->wk[ev.engine];
+		uint64_t seq = E->slot;
+		struct slot *s = at(R, seq);
 
-	if (E->u) {
-		pf_uci_kill(E->u);
-		pf_uci_exit_text(E->u, how, sizeof(how));
-	}
-	if (E->slot != NONE) {
-		struct slot *s = at(R, E->slot);
-		snprintf(where, sizeof(where), " on %s: record %llu",
-		    file_name(R, s->file), (unsigned long long)s->recno);
-	}
-	pf_warnx("engine %d (pid %ld): %s%s%s%s%s", E->id,
-	    E->u ? (long)pf_uci_pid(E->u) : -1L, why, *how ? " (" : "", how,
-	    *how ? ")" : "", where);
-	pf_uci_free(E->u);
-	E->u = NULL;
-	E->gen++;
-	R->restarts++;
-	if (E->slot != NONE) {
-		struct slot *s = at(R, E->slot);
-
-		if (++s->attempts > R->o->retries) {
+		E->slot = NONE;
+		s->attempts = ev.attempts;
+		switch (ev.type) {
+		case PF_POOL_DONE:
+			if (engine_eval(R, ev.search, &s->add) == -1) {
+				pf_warnx("out of memory");
+				R->fatal = 1;
+				return;
+			}
+			R->searched++;
+			if (R->caching && pf_evalcache_put(R->cache, s->key,
+			    s->add.data, s->add.len) == -1)
+				pf_warnx("%s", pf_evalcache_error(R->cache));
+			finish(R, seq, 0);
+			break;
+		case PF_POOL_FAILED:
 			pf_warnx("%s: record %llu: evaluation failed after %d "
 			    "attempts: %s", file_name(R, s->file),
-			    (unsigned long long)s->recno, s->attempts, why);
+			    (unsigned long long)s->recno, ev.attempts, ev.why);
 			R->failed++;
 			R->status = PF_EXIT_DATA;
 			if (s->in_flight) {
@@ -1182,175 +1088,16 @@ fault(struct run *R, struct engine *E, const char *why_in)
 				fl_del(&R->fl, s->key);
 				s->in_flight = 0;
 			}
-			finish(R, E->slot, 1);
-		} else {
+			finish(R, seq, 1);
+			break;
+		default:	/* PF_POOL_RETURNED: its engine was given up */
 			s->state = S_PENDING;
 			R->npending++;
-			if (E->slot < R->scan)
-				R->scan = E->slot;
+			if (seq < R->scan)
+				R->scan = seq;
+			E->run = NONE;
+			break;
 		}
-		E->slot = NONE;
-	}
-	if (starting && ++E->start_failures > R->o->retries + 1) {
-		pf_warnx("engine %d: failed to start %d times, giving up",
-		    E->id, E->start_failures);
-		E->state = E_DEAD;
-		E->run = NONE;	/* another engine takes the run over */
-		return;
-	}
-	if (got_signal) {
-		E->state = E_DEAD;
-		E->run = NONE;
-		return;
-	}
-	start_engine(R, E);
-}
-
-static void
-ready(struct run *R, struct engine *E)
-{
-	char cmd[2048];
-	size_t n = 0;
-
-	if (pf_uci_has_option(E->u, "UCI_ShowWDL"))
-		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
-		    "setoption name UCI_ShowWDL value true\n");
-	for (int i = 0; i < R->o->nengine_opts; i++) {
-		const char *o = R->o->engine_opts[i], *eq = strchr(o, '=');
-		char name[512];
-
-		snprintf(name, sizeof(name), "%.*s",
-		    eq ? (int)(eq - o) : (int)strlen(o), o);
-		char why[600];
-
-		if (pf_uci_check_option(E->u, name, eq ? eq + 1 : NULL, why,
-		    sizeof(why)) == -1) {
-			pf_warnx("-O %s: %s", o, why);
-			R->fatal = 1;
-			return;
-		}
-		if (eq)
-			n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
-			    "setoption name %s value %s\n", name, eq + 1);
-		else
-			n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,
-			    "setoption name %s\n", name);
-		if (n >= sizeof(cmd) - 16) {
-			pf_warnx("too many -O options");
-			R->fatal = 1;
-			return;
-		}
-	}
-	snprintf(cmd + n, sizeof(cmd) - n, "isready");
-	snprintf(R->engine_name, sizeof(R->engine_name), "%s",
-	    pf_uci_name(E->u));
-	E->state = E_READY;
-	if (pf_uci_send(E->u, cmd) == -1)
-		fault(R, E, pf_uci_error(E->u));
-}
-
-static void
-search_done(struct run *R, struct engine *E)
-{
-	struct slot *s = at(R, E->slot);
-	uint64_t seq = E->slot;
-
-	if (engine_eval(R, E, &s->add) == -1) {
-		pf_warnx("out of memory");
-		R->fatal = 1;
-		return;
-	}
-	R->searched++;
-	E->start_failures = 0;
-	if (R->caching) {
-		if (pf_evalcache_put(R->cache, s->key, s->add.data,
-		    s->add.len) == -1)
-			pf_warnx("%s", pf_evalcache_error(R->cache));
-	}
-	E->slot = NONE;
-	E->state = E_IDLE;
-	finish(R, seq, 0);
-}
-
-static void
-engine_line(struct run *R, struct engine *E, const char *line)
-{
-	int r;
-
-	switch (E->state) {
-	case E_UCI:
-		if (pf_uci_handshake_line(E->u, line))
-			ready(R, E);
-		break;
-	case E_READY:
-		if (strcmp(line, "readyok") == 0)
-			E->state = E_IDLE;
-		break;
-	case E_NEWGAME:
-		if (strcmp(line, "readyok") == 0)
-			send_search(R, E);
-		break;
-	case E_SEARCH:
-		r = pf_uci_search_line(E->search, line);
-		if (r == 1)
-			search_done(R, E);
-		else if (r == -1)
-			fault(R, E, E->search->err);
-		break;
-	default:
-		break;	/* idle: stray output is ignored */
-	}
-}
-
-static void
-engine_input(struct run *R, struct engine *E)
-{
-	char *line;
-	unsigned gen = E->gen;
-	int r, eof;
-
-	eof = pf_uci_fill(E->u) == -1;
-	while (E->u && E->state != E_DEAD &&
-	    (r = pf_uci_getline(E->u, &line)) != 0) {
-		if (r == -1) {
-			fault(R, E, pf_uci_error(E->u));
-			return;
-		}
-		engine_line(R, E, line);
-		if (E->gen != gen || R->fatal)
-			return;	/* restarted: the old lines are gone */
-	}
-	if (eof && E->u && E->gen == gen)
-		fault(R, E, E->state == E_SEARCH ? "engine died or closed its "
-		    "output during a search" : "engine died or closed its "
-		    "output");
-}
-
-static const char *
-state_wait(int state)
-{
-	switch (state) {
-	case E_UCI: return "uciok";
-	case E_READY: case E_NEWGAME: return "readyok";
-	default: return "bestmove";
-	}
-}
-
-static void
-check_deadlines(struct run *R)
-{
-	int64_t now = now_ms();
-	char why[128];
-
-	for (int i = 0; i < R->neng; i++) {
-		struct engine *E = &R->eng[i];
-
-		if (E->state == E_DEAD || E->state == E_IDLE ||
-		    now < E->deadline)
-			continue;
-		snprintf(why, sizeof(why), "no %s in time (hung)",
-		    state_wait(E->state));
-		fault(R, E, why);
 	}
 }
 
@@ -1362,15 +1109,15 @@ progress(struct run *R, int final)
 	int64_t now = now_ms();
 	double secs = (double)(now - R->t0) / 1000.0, rate;
 	uint64_t done = R->written + R->dropped;
-	int busy = 0;
+	int busy;
 	char eta[64] = "";
 
 	if (!final && (!R->o->progress || now - R->last_progress < 1000))
 		return;
 	R->last_progress = now;
-	for (int i = 0; i < R->neng; i++)
-		busy += R->eng[i].state == E_SEARCH ||
-		    R->eng[i].state == E_NEWGAME;
+	busy = R->pool ? pf_pool_searching(R->pool) : 0;
+	if (R->pool)
+		R->restarts = pf_pool_restarts(R->pool);
 	rate = secs > 0 ? (double)R->searched / secs : 0;
 	if (final) {
 		uint64_t looked = R->searched + R->hits;
@@ -1399,7 +1146,8 @@ progress(struct run *R, int final)
 	    "busy, %llu cache hits, %llu restarts%s%s",
 	    R->progress_tty ? "\r" : "", pf_progname(),
 	    (unsigned long long)done, rate, busy, R->neng,
-	    (unsigned long long)R->hits, (unsigned long long)R->restarts, eta,
+	    (unsigned long long)R->hits,
+	    (unsigned long long)R->restarts, eta,
 	    R->progress_tty ? "\033[K" : "\n");
 	fflush(stderr);
 }
@@ -1409,8 +1157,8 @@ progress(struct run *R, int final)
 static void
 loop(struct run *R)
 {
-	struct pollfd pfd[258];
-	int idx[258];
+	struct pollfd in;
+	const char *fatal;
 
 	for (;;) {
 		if (got_signal || R->fatal || R->broken)
@@ -1422,46 +1170,29 @@ loop(struct run *R)
 			break;
 		if (R->input_done && R->head == R->tail)
 			break;
-		if (live_engines(R) == 0) {
+		if (pf_pool_live(R->pool) == 0) {
 			pf_warnx("no engine left running");
 			R->fatal = 1;
 			break;
 		}
-		int n = 0;
-		int64_t now = now_ms(), wait = 1000;
-		for (int i = 0; i < R->neng; i++) {
-			struct engine *E = &R->eng[i];
-
-			if (E->state == E_DEAD || E->u == NULL)
-				continue;
-			pfd[n].fd = pf_uci_fd(E->u);
-			pfd[n].events = POLLIN;
-			idx[n++] = i;
-			if (E->state != E_IDLE && E->deadline - now < wait)
-				wait = E->deadline - now;
-		}
-		if (pf_writer_pending(R->w) > 0 && wait > 50)
-			wait = 50;
+		int wait = pf_writer_pending(R->w) > 0 ? 50 : 1000, nin = 0;
 		if (!R->input_done && R->tail - R->head < R->cap &&
 		    R->r != NULL) {
-			pfd[n].fd = R->in_fd;	/* wake when input arrives */
-			pfd[n].events = POLLIN;
-			idx[n++] = -1;
+			in.fd = R->in_fd;	/* wake when input arrives */
+			in.events = POLLIN;
+			nin = 1;
 		}
-		if (wait < 0)
-			wait = 0;
-		int r = poll(pfd, (nfds_t)n, (int)wait);
-		if (r == -1 && errno != EINTR) {
+		if (pf_pool_poll(R->pool, &in, nin, wait) == -1) {
 			pf_warn("poll");
 			R->fatal = 1;
 			break;
 		}
-		for (int k = 0; r > 0 && k < n; k++)
-			if (pfd[k].revents && idx[k] >= 0 &&
-			    R->eng[idx[k]].u != NULL &&
-			    pf_uci_fd(R->eng[idx[k]].u) == pfd[k].fd)
-				engine_input(R, &R->eng[idx[k]]);
-		check_deadlines(R);
+		if ((fatal = pf_pool_fatal(R->pool)) != NULL) {
+			pf_warnx("%s", fatal);
+			R->fatal = 1;
+			break;
+		}
+		take_events(R);
 		if (pf_writer_tick(R->w) == -1) {
 			if (!pf_writer_broken_pipe(R->w))
 				pf_warnx("%s", pf_writer_error(R->w));
@@ -1487,22 +1218,10 @@ setup_hash(const struct opts *o)
 static void
 stop_engines(struct run *R)
 {
-	/* Ask every idle engine to quit first, so they exit in parallel. */
-	for (int i = 0; i < R->neng; i++)
-		if (R->eng[i].u && R->eng[i].state == E_IDLE && !got_signal)
-			(void)pf_uci_send(R->eng[i].u, "quit");
-	for (int i = 0; i < R->neng; i++) {
-		struct engine *E = &R->eng[i];
-
-		if (E->u) {
-			if (E->state == E_IDLE && !got_signal)
-				pf_uci_stop(E->u, 500);
-			pf_uci_free(E->u);
-			E->u = NULL;
-		}
-		pf_uci_search_free(E->search);
-		E->search = NULL;
-	}
+	if (R->pool)
+		R->restarts = pf_pool_restarts(R->pool);
+	pf_pool_free(R->pool);
+	R->pool = NULL;
 }
 
 int
@@ -1545,10 +1264,10 @@ main(int argc, char **argv)
 	R.cap = (size_t)o.window;
 	R.neng = o.jobs;
 	R.win = calloc(R.cap, sizeof(*R.win));
-	R.eng = calloc((size_t)R.neng, sizeof(*R.eng));
+	R.wk = calloc((size_t)R.neng, sizeof(*R.wk));
 	R.caching = o.cache_mem > 0 || o.cache_file != NULL;
 	R.setup = setup_hash(&o);
-	if (R.win == NULL || R.eng == NULL || fl_init(&R.fl, R.cap) == -1 ||
+	if (R.win == NULL || R.wk == NULL || fl_init(&R.fl, R.cap) == -1 ||
 	    (R.cache = pf_evalcache_new(o.cache_mem)) == NULL) {
 		pf_warn("malloc");
 		R.status = PF_EXIT_DATA;
@@ -1582,15 +1301,18 @@ main(int argc, char **argv)
 		o.progress = 1;
 	R.t0 = now_ms();
 	R.last_progress = R.t0 - 1000;	/* the first report comes at once */
-	for (int i = 0; i < R.neng; i++) {
-		R.eng[i].id = i + 1;
-		R.eng[i].run = NONE;
-		if ((R.eng[i].search = pf_uci_search_new()) == NULL) {
-			pf_warn("malloc");
-			R.status = PF_EXIT_DATA;
-			goto out;
-		}
-		start_engine(&R, &R.eng[i]);
+	for (int i = 0; i < R.neng; i++)
+		R.wk[i].slot = R.wk[i].last = R.wk[i].run = NONE;
+	pf_pool_opts po = {
+		.engine = o.engine, .options = o.engine_opts,
+		.noptions = o.nengine_opts, .jobs = o.jobs,
+		.timeout_ms = o.timeout_ms, .retries = o.retries,
+		.stop = &got_signal, .warn = pool_warn, .ctx = &R
+	};
+	if ((R.pool = pf_pool_new(&po)) == NULL) {
+		pf_warn("malloc");
+		R.status = PF_EXIT_DATA;
+		goto out;
 	}
 	loop(&R);
 	stop_engines(&R);
@@ -1639,7 +1361,7 @@ out:
 		}
 	pf_extbuf_free(&R.scratch);
 	free(R.win);
-	free(R.eng);
+	free(R.wk);
 	free(R.fl.key);
 	free(R.fl.seq);
 	pf_evalcache_free(R.cache);
