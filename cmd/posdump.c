@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "posflow.h"
+#include "utf8.h"
 
 #define USAGE "usage: posdump [-cj] [--fields list] [-o file] [file ...]\n"
 
@@ -66,30 +67,35 @@ usage(void)
 	fputs(USAGE, stderr);
 }
 
+/* The list is read where it is, so it may be as long as the shell
+   allows (names may repeat). */
 static int
 parse_fields(struct opts *o, const char *list)
 {
-	char buf[256], *p, *tok;
+	const char *tok = list;
+	size_t n;
 	int i;
 
-	if (strlen(list) >= sizeof(buf))
-		return -1;
-	strcpy(buf, list);
 	memset(o->want, 0, sizeof(o->want));
 	o->nfields = 0;
-	for (p = buf; (tok = strsep(&p, ",")) != NULL;) {
+	for (;;) {
+		n = strcspn(tok, ",");
 		for (i = 0; i < F_NFIELDS; i++)
-			if (strcmp(tok, field_names[i]) == 0)
+			if (strncmp(tok, field_names[i], n) == 0 &&
+			    field_names[i][n] == '\0')
 				break;
 		if (i == F_NFIELDS) {
-			pf_warnx("unknown field \"%s\"", tok);
+			pf_warnx("unknown field \"%.*s\"", n > 64 ? 64 : (int)n,
+			    tok);
 			return -1;
 		}
 		if (!o->want[i])
 			o->fields[o->nfields++] = (enum field)i;
 		o->want[i] = 1;
+		if (tok[n] == '\0')
+			return 0;
+		tok += n + 1;
 	}
-	return 0;
 }
 
 /* A move as UCI text, or "-" for none, or "?" when it is not legal here. */
@@ -105,23 +111,62 @@ move_text(const pf_board *b, int board_ok, pf_move m, char *buf)
 	return pf_move_to_uci(b, m, buf);
 }
 
+/*
+ * A string from the stream, quoted and escaped as in JSON (the text format
+ * too).  Writers store UTF-8, but a stream from elsewhere may hold any
+ * bytes, and a line must stay valid UTF-8 and valid JSON whatever it
+ * holds: valid UTF-8 characters are written as they are, and a byte that
+ * is not part of one is written as the \u00XX escape of the character it
+ * is in Latin-1, the reading writers give such bytes (posflow(5)).  So the
+ * line shows where a stream was not UTF-8.
+ */
 static void
 json_string(FILE *fp, const char *s, size_t len)
 {
-	size_t i;
+	size_t i, n;
 
 	putc('"', fp);
-	for (i = 0; i < len; i++) {
+	for (i = 0; i < len; i += n) {
 		unsigned char c = (unsigned char)s[i];
 
+		n = 1;
 		if (c == '"' || c == '\\')
 			fprintf(fp, "\\%c", c);
 		else if (c < 0x20 || c == 0x7f)
 			fprintf(fp, "\\u%04x", c);
-		else
+		else if (c < 0x80)
 			putc(c, fp);
+		else if ((n = pf_utf8_seq(s + i, len - i)) > 0)
+			fwrite(s + i, 1, n, fp);
+		else {
+			fprintf(fp, "\\u%04x", c);
+			n = 1;
+		}
 	}
 	putc('"', fp);
+}
+
+/*
+ * An f32 as the shortest decimal that reads back as the same float
+ * (0.2f is "0.2", not "0.200000003"): 9 significant digits always do.
+ * Not finite: "nan", "inf" or "-inf".  The result is buf or a constant.
+ */
+static const char *
+f32_text(float f, char *buf, size_t len)
+{
+	int prec;
+
+	if (isnan(f))
+		return "nan";	/* glibc would write "-nan" for some */
+	if (isinf(f))
+		return f < 0 ? "-inf" : "inf";
+	for (prec = 1; prec < 9; prec++) {
+		snprintf(buf, len, "%.*g", prec, (double)f);
+		if (strtof(buf, NULL) == f)
+			return buf;
+	}
+	snprintf(buf, len, "%.9g", (double)f);
+	return buf;
 }
 
 static const char *
@@ -304,12 +349,14 @@ show_movescores(FILE *fp, int json, const pf_movescores *s,
 	putc('}', fp);
 }
 
-/* A float as a JSON number; JSON has no NaN or infinity: null. */
+/* An f32 as a JSON number; JSON has no NaN or infinity: null. */
 static void
-json_num(FILE *fp, const char *key, double v)
+json_num(FILE *fp, const char *key, float v)
 {
+	char buf[32];
+
 	if (isfinite(v))
-		fprintf(fp, ",\"%s\":%.9g", key, v);
+		fprintf(fp, ",\"%s\":%s", key, f32_text(v, buf, sizeof(buf)));
 	else
 		fprintf(fp, ",\"%s\":null", key);
 }
@@ -318,7 +365,7 @@ static void
 show_policy(FILE *fp, int json, const pf_policy *p, const pf_board *b,
     int board_ok)
 {
-	char mb[PF_UCI_MAX + 8];
+	char mb[PF_UCI_MAX + 8], f1[32], f2[32];
 	int i;
 
 	if (json) {
@@ -328,8 +375,10 @@ show_policy(FILE *fp, int json, const pf_policy *p, const pf_board *b,
 		json_num(fp, "param2", p->param2);
 		fputs(",\"moves\":[", fp);
 	} else
-		fprintf(fp, "policy{method=%s param1=%g param2=%g n=%u",
-		    NAME(policy_names, p->method), p->param1, p->param2, p->n);
+		fprintf(fp, "policy{method=%s param1=%s param2=%s n=%u",
+		    NAME(policy_names, p->method),
+		    f32_text(p->param1, f1, sizeof(f1)),
+		    f32_text(p->param2, f2, sizeof(f2)), p->n);
 	for (i = 0; i < p->n; i++) {
 		if (json)
 			fprintf(fp, "%s{\"move\":\"%s\",\"q\":%u,\"p\":%.6f}",
@@ -345,6 +394,8 @@ show_policy(FILE *fp, int json, const pf_policy *p, const pf_board *b,
 static void
 show_value(FILE *fp, int json, const pf_value *v)
 {
+	char f1[32], f2[32], f3[32], f4[32];
+
 	if (json) {
 		fprintf(fp, "{\"type\":\"value\",\"method\":\"%s\",\"scale\":"
 		    "\"%s\"", NAME(value_names, v->method), v->scale ? "S" : "Q");
@@ -354,10 +405,12 @@ show_value(FILE *fp, int json, const pf_value *v)
 		json_num(fp, "target", v->target);
 		putc('}', fp);
 	} else
-		fprintf(fp, "value{method=%s scale=%s param1=%g param2=%g "
-		    "lambda=%g target=%.6f}", NAME(value_names, v->method),
-		    v->scale ? "S" : "Q", v->param1, v->param2, v->lambda,
-		    v->target);
+		fprintf(fp, "value{method=%s scale=%s param1=%s param2=%s "
+		    "lambda=%s target=%s}", NAME(value_names, v->method),
+		    v->scale ? "S" : "Q", f32_text(v->param1, f1, sizeof(f1)),
+		    f32_text(v->param2, f2, sizeof(f2)),
+		    f32_text(v->lambda, f3, sizeof(f3)),
+		    f32_text(v->target, f4, sizeof(f4)));
 }
 
 static void

@@ -6,12 +6,17 @@
  * length, and a payload too short for what it says it holds is refused
  * with -1.  Bytes past the fields a decoder knows are ignored, so a type
  * may grow at its end (posflow(5), Versioning).
+ *
+ * Encoders are where strings enter a stream, so they are the one place
+ * that makes them valid UTF-8 and cuts them at a character boundary
+ * (pf_utf8_convert): every writer gets that without doing anything.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ext.h"
+#include "utf8.h"
 
 int32_t
 pf_score_cp(uint8_t score_kind, int32_t score)
@@ -209,12 +214,16 @@ pf_meta_encode(const pf_meta *m, pf_extbuf *b)
 	    m->term_text };
 	uint16_t n[6] = { m->event_len, m->site_len, m->white_len,
 	    m->black_len, m->date_len, m->term_text_len };
+	char str[6][PF_META_STR_MAX];
 	uint32_t len = META_FIXED;
 	uint8_t *p;
 	int i;
 
-	for (i = 0; i < 6; i++)
-		len += 2 + (s[i] != NULL ? n[i] : 0);
+	for (i = 0; i < 6; i++) {
+		n[i] = s[i] != NULL ? (uint16_t)pf_utf8_convert(str[i],
+		    sizeof(str[i]), s[i], n[i]) : 0;
+		len += 2 + n[i];
+	}
 	if ((p = pf_extbuf_add(b, PF_EXT_META, len)) == NULL)
 		return -1;
 	pf_put16(p, m->white_elo);
@@ -226,12 +235,10 @@ pf_meta_encode(const pf_meta *m, pf_extbuf *b)
 	pf_put16(p + 14, 0);
 	p += META_FIXED;
 	for (i = 0; i < 6; i++) {
-		uint16_t k = s[i] != NULL ? n[i] : 0;
-
-		pf_put16(p, k);
-		if (k > 0)
-			memcpy(p + 2, s[i], k);
-		p += 2 + k;
+		pf_put16(p, n[i]);
+		if (n[i] > 0)
+			memcpy(p + 2, str[i], n[i]);
+		p += 2 + n[i];
 	}
 	return 0;
 }
@@ -277,7 +284,10 @@ int
 pf_eval_encode(const pf_eval *e, pf_extbuf *b)
 {
 	uint16_t pv = e->pv_len < PF_PV_MAX ? e->pv_len : PF_PV_MAX;
-	uint32_t len = EVAL_FIXED + 2u * pv + 1 + e->engine_len;
+	char engine[PF_ENGINE_MAX];
+	size_t k = pf_utf8_convert(engine, sizeof(engine), e->engine,
+	    e->engine_len);
+	uint32_t len = EVAL_FIXED + 2u * pv + 1 + (uint32_t)k;
 	uint8_t *p;
 	int i;
 
@@ -302,8 +312,8 @@ pf_eval_encode(const pf_eval *e, pf_extbuf *b)
 	for (i = 0; i < pv; i++)
 		pf_put16(p + EVAL_FIXED + 2 * i, e->pv[i]);
 	p += EVAL_FIXED + 2 * pv;
-	p[0] = e->engine_len;
-	memcpy(p + 1, e->engine, e->engine_len);
+	p[0] = (uint8_t)k;
+	memcpy(p + 1, engine, k);
 	return 0;
 }
 

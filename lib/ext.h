@@ -17,7 +17,8 @@
  *    8 u32 increment s               12 u8 termination (PF_TERM_*)
  *   13 u8 reserved  14 u16 reserved
  *   16 six strings, each u16 length + bytes (no NUL): Event, Site, White,
- *      Black, Date, Termination (the raw tag)
+ *      Black, Date, Termination (the raw tag); UTF-8, written at most
+ *      PF_META_STR_MAX bytes each
  *
  * PF_EXT_EVAL (2) - one evaluation (uci-eval, or a PGN %eval)
  *    0 u8 source (PF_SRC_*)   1 u8 limit kind (PF_LIMIT_*)
@@ -30,7 +31,14 @@
  *   22 u16 depth   24 u16 seldepth   26 u16 best move (pf_move, 0 none)
  *   28 u64 nodes   36 u32 time ms    40 u16 multipv (1, K, 0 = all)
  *   42 u16 pv length n, 44 n x u16 pv moves
- *   44+2n u8 engine id length k, then k bytes (UCI "id name")
+ *   44+2n u8 engine id length k, then k bytes (UCI "id name", UTF-8)
+ *
+ * Strings on the way in: the encoders pass every string through
+ * pf_utf8_convert (utf8.h), so what they write is valid UTF-8 whatever
+ * they are given: valid UTF-8 is kept, any other byte is taken as Latin-1
+ * and converted, and the result is cut at a character boundary to the
+ * field's limit.  Decoders return the bytes as stored: a stream from
+ * elsewhere may hold anything, and readers must cope (posdump escapes).
  *
  * PF_EXT_MOVESCORES (3) - per-move scores (uci-eval --multipv)
  *    0 u8 limit kind   1 u8 flags (PF_MSF_*)   2 u16 depth of the table
@@ -93,6 +101,8 @@ enum { PF_VALUE_TANH = 1, PF_VALUE_LOGISTIC = 2, PF_VALUE_WDL = 3,
 
 #define PF_MATE_CP		32000
 #define PF_PV_MAX		128
+#define PF_META_STR_MAX		255	/* bytes of each meta string written */
+#define PF_ENGINE_MAX		255	/* bytes of an engine id (u8 length) */
 #define PF_U32_UNKNOWN		0xFFFFFFFFu
 
 /* Mate mapping of METHODS.md: sign(n) * (MATE_CP - 100 |n|); mate 0 (the
@@ -150,7 +160,8 @@ typedef struct pf_meta {
 	uint32_t base_s, inc_s;
 	uint8_t termination;
 	/* Strings are not NUL-terminated.  Decoded: they point into the
-	   extension data. */
+	   extension data, as stored.  Encoded: any bytes (NULL: empty),
+	   converted and cut as said above. */
 	const char *event, *site, *white, *black, *date, *term_text;
 	uint16_t event_len, site_len, white_len, black_len, date_len,
 	    term_text_len;
@@ -169,7 +180,8 @@ typedef struct pf_eval {
 	uint16_t pv_len;		/* at most PF_PV_MAX kept */
 	pf_move pv[PF_PV_MAX];
 	uint8_t engine_len;
-	char engine[256];		/* not NUL-terminated */
+	char engine[PF_ENGINE_MAX + 1];	/* not NUL-terminated; any bytes
+					   when encoded, as stored decoded */
 } pf_eval;
 
 typedef struct pf_movescore {

@@ -25,7 +25,7 @@ required() {
 synopsis() {
 	mandoc -Tascii -O width=300 "$1" | col -b |
 		awk '/^SYNOPSIS/ {on = 1; next} /^[A-Z]/ {on = 0} on' |
-		tr -s ' \n' '  ' | sed 's/^ //; s/ $//'
+		tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
 }
 
 @test "every tool has a man page, a bats file and a README line" {
@@ -48,7 +48,7 @@ synopsis() {
 		run "$t" --help
 		assert_success
 		got=$(printf '%s\n' "$output" | sed '1s/^usage: //' |
-			tr -s ' \n' '  ' | sed 's/^ //; s/ $//')
+			tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//')
 		want=$(synopsis "$TOP/man/man1/$t.1")
 		[ "$got" = "$want" ] ||
 			fail "$t --help: '$got' but SYNOPSIS says '$want'"

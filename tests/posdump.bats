@@ -227,3 +227,143 @@ three() {
 	assert_output "6 ea.pos"
 	[[ "$stderr" == *"end block checksum mismatch"* ]]
 }
+
+# Fail unless every line of file $2 is valid UTF-8 and, with $1 = json, a
+# JSON value; the message names the first bad line.
+utf8_lines() {
+	python3 -c '
+import json, sys
+for n, line in enumerate(open(sys.argv[2], "rb"), 1):
+    try:
+        text = line.decode("utf-8")
+        if sys.argv[1] == "json":
+            json.loads(text)
+    except ValueError as e:
+        sys.exit("line %d: %s: %r" % (n, e, line))
+' "$@"
+}
+
+@test "bytes that are not UTF-8 in a stream's strings: every line stays valid UTF-8 and JSON" {
+	# A meta extension from some other writer: Latin-1, a cut euro
+	# sign, an overlong "/", a surrogate, 0xff, NUL and a quote.
+	meta=$(python3 -c '
+import struct
+s = [b"Caf\xe9 \xe2\x82\xac", b"a\xe2\x82", b"\xc0\xaf", b"\xed\xa0\x80",
+     b"\xff\x00\"", b""]
+p = struct.pack("<HHIIBBH", 0, 0, 0xffffffff, 0, 0, 0, 0)
+print((p + b"".join(struct.pack("<H", len(x)) + x for x in s)).hex())')
+	# An eval extension whose engine name ends in a Latin-1 byte.
+	eval=$(python3 -c 'print((bytes(44) + bytes([5]) + b"Fish\xe9").hex())')
+	"$MKREC" <<< "$START ext=1:$meta ext=2:$eval" > s.pos
+	posdump -j s.pos > out.json
+	posdump s.pos > out.txt
+	utf8_lines json out.json
+	utf8_lines text out.txt
+	# Valid UTF-8 as it is; any other byte as the \u escape of its
+	# Latin-1 character.
+	want='"event":"Caf\u00e9 €","site":"a\u00e2\u0082","white":"\u00c0\u00af","black":"\u00ed\u00a0\u0080","date":"\u00ff\u0000\"","termination_tag":""'
+	grep -qF -- "$want" out.json || fail "$(cat out.json)"
+	grep -qF -- '"engine":"Fish\u00e9"' out.json
+	grep -qF -- 'event="Caf\u00e9 €" site="a\u00e2\u0082"' out.txt
+	grep -qF -- 'engine="Fish\u00e9"' out.txt
+}
+
+@test "pgn2pos tags in Latin-1 or longer than 255 bytes reach posdump as UTF-8 cut at a character boundary" {
+	euros=$(printf '€%.0s' $(seq 200))
+	eacute=$(printf 'é%.0s' $(seq 200))
+	latin1=$(printf '\xe9%.0s' $(seq 200))
+	{
+		printf '[Event "a%s"]\n[Site "%s"]\n' "$euros" "$eacute"
+		printf '[White "M\xfcller"]\n[Black "%s"]\n' "$latin1"
+		printf '[Result "1-0"]\n[Termination "Normal \xe9"]\n\n'
+		printf '1. e4 e5 1-0\n'
+	} > t.pgn
+	pgn2pos -f t.pgn 2>/dev/null | posdump -j --fields meta > out.json
+	utf8_lines json out.json
+	python3 -c '
+import json, sys
+m = json.loads(open("out.json", encoding="utf-8").readline())["exts"][0]
+want = {"event": "a" + "€" * 84, "site": "é" * 127, "white": "Müller",
+        "black": "é" * 127, "termination_tag": "Normal é"}
+for k, v in want.items():
+    if m[k] != v:
+        sys.exit("%s: %r, not %r" % (k, m[k], v))
+'
+}
+
+@test "uci-eval: a long engine id name is stored as UTF-8 cut at a character boundary" {
+	FAKE="$BUILD_DIR/tests/tools/fake-engine"
+	"$MKREC" <<< "$START" > in.pos
+	# Cut at 255 bytes, these names end 2, 1, 0 and 3 bytes into a
+	# character; the last holds Latin-1 bytes too.
+	i=0
+	for name in "Fake$(printf '€%.0s' $(seq 100))" \
+	    "Fake1$(printf '€%.0s' $(seq 100))" \
+	    "Fake12$(printf '€%.0s' $(seq 100))" \
+	    "Fake$(printf '😀%.0s' $(seq 70))" \
+	    "Fake $(printf '\xe9%.0s' $(seq 200))"; do
+		i=$((i + 1))
+		printf '%s' "$name" > name.$i
+		FAKE_NAME="$name" uci-eval -d 1 -j 1 -e "$FAKE" in.pos \
+		    -o out.$i.pos 2>/dev/null
+		posdump -j --fields eval out.$i.pos > out.$i.json
+		utf8_lines json out.$i.json
+		python3 -c '
+import json, sys
+i = sys.argv[1]
+got = json.loads(open("out.%s.json" % i, encoding="utf-8").readline())
+got = got["exts"][0]["engine"]
+raw = open("name." + i, "rb").read()
+try:
+    name = raw.decode("utf-8")
+except ValueError:
+    name = raw.decode("latin-1")
+want = name.encode("utf-8")[:255].decode("utf-8", "ignore")
+if got != want or len(got.encode("utf-8")) > 255:
+    sys.exit("name %s: %r, not %r" % (i, got, want))
+' "$i"
+	done
+}
+
+@test "f32 parameters are shown as the shortest decimal that reads back the same" {
+	# value: tanh, Q, param1 0.2f, param2 0.1f, lambda 1/3, target 0.5;
+	# policy: zeman, param1 0.7f, param2 3e-5f, e2e4 with all 65535.
+	value=01000000cdcc4c3ecdcccc3dabaaaa3e0000003f
+	policy=010001003333333f$(python3 -c 'import struct; print(struct.pack("<f", 3e-5).hex())')0c07ffff
+	"$MKREC" <<< "$START ext=6:$value ext=5:$policy" > s.pos
+	run posdump --fields value,policy s.pos
+	assert_success
+	assert_output "value{method=tanh scale=Q param1=0.2 param2=0.1 lambda=0.33333334 target=0.5} policy{method=zeman param1=0.7 param2=3e-05 n=1 e2e4:1.0000}"
+	run posdump -j --fields value,policy s.pos
+	assert_success
+	assert_output --partial '"param1":0.2,"param2":0.1,"lambda":0.33333334,"target":0.5}'
+	assert_output --partial '"param1":0.7,"param2":3e-05,'
+	# Each number reads back as the f32 that was stored.
+	printf '%s\n' "$output" | python3 -c '
+import json, struct, sys
+x = json.loads(sys.stdin.readline())["exts"]
+f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
+got = [x[0][k] for k in ("param1", "param2", "lambda", "target")]
+got += [x[1]["param1"], x[1]["param2"]]
+want = [f32(v) for v in (0.2, 0.1, 1 / 3, 0.5, 0.7, 3e-5)]
+if [f32(v) for v in got] != want:
+    sys.exit("%r != %r" % (got, want))
+'
+	# Not finite, in text: a NaN with its sign bit set is "nan" too.
+	"$MKREC" <<< "$START ext=6:010000000000c0ff0000807f000080ff0000003f" > n.pos
+	run posdump --fields value n.pos
+	assert_output "value{method=tanh scale=Q param1=nan param2=inf lambda=-inf target=0.5}"
+}
+
+@test "--fields takes a list of any length, and names a bad field in it" {
+	three > s.pos
+	list=$(printf 'fen,ply,%.0s' $(seq 40))game
+	[ "${#list}" -gt 256 ]
+	run posdump --fields "$list" s.pos
+	assert_success
+	[ "$output" = "$(posdump --fields fen,ply,game s.pos)" ]
+	run --separate-stderr posdump --fields "$list,nosuchfield" s.pos
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *'unknown field "nosuchfield"'* ]]
+}

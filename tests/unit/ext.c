@@ -1,7 +1,8 @@
 /*
  * ext.c - unit tests of record extensions (lib/ext.c): iteration, find and
  * count, the extension buffer, pass-through copies, every typed encoder
- * and decoder, refusal of short payloads, and the mate mapping.
+ * and decoder, refusal of short payloads, strings made valid UTF-8 and cut
+ * at character boundaries on the way in, and the mate mapping.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,6 +379,112 @@ test_policy(void)
 	pf_extbuf_free(&b);
 }
 
+/* 1 when s[0..n) is valid UTF-8 (a check of its own, by byte ranges). */
+static int
+valid_utf8(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, k, j;
+
+	while (i < n) {
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		k = s[i] >= 0xc2 && s[i] <= 0xdf ? 2 : s[i] >= 0xe0 &&
+		    s[i] <= 0xef ? 3 : s[i] >= 0xf0 && s[i] <= 0xf4 ? 4 : 0;
+		if (k == 0 || n - i < k ||
+		    (s[i] == 0xe0 && s[i + 1] < 0xa0) ||
+		    (s[i] == 0xed && s[i + 1] > 0x9f) ||
+		    (s[i] == 0xf0 && s[i + 1] < 0x90) ||
+		    (s[i] == 0xf4 && s[i + 1] > 0x8f))
+			return 0;
+		for (j = 1; j < k; j++)
+			if ((s[i + j] & 0xc0) != 0x80)
+				return 0;
+		i += k;
+	}
+	return 1;
+}
+
+/*
+ * Strings on the way in (posflow(5)): whatever bytes an encoder is given,
+ * it writes valid UTF-8 (Latin-1 bytes converted), cut at a character
+ * boundary to the field's limit.
+ */
+static void
+test_strings(void)
+{
+	static char euros[1 + 3 * 200], latin1[200], eacute[400];
+	pf_meta m, d;
+	pf_eval e, de;
+	pf_extbuf b = { 0 };
+	pf_ext x;
+	int i;
+
+	euros[0] = 'a';
+	for (i = 0; i < 200; i++)
+		memcpy(euros + 1 + 3 * i, "\xe2\x82\xac", 3);
+	memset(latin1, 0xe9, sizeof(latin1));
+	for (i = 0; i < 200; i++)
+		memcpy(eacute + 2 * i, "\xc3\xa9", 2);
+	memset(&m, 0, sizeof(m));
+	m.event = euros;
+	m.event_len = sizeof(euros);
+	m.site = euros;
+	m.site_len = 255;	/* as a reader cut it: inside the 85th euro */
+	m.white = "M\xfcller";
+	m.white_len = 7;
+	m.black = latin1;
+	m.black_len = sizeof(latin1);
+	m.date = eacute;
+	m.date_len = sizeof(eacute);
+	m.term_text = "\x80\xff ok \xe2\x82\xac";
+	m.term_text_len = 9;
+	CHECK(pf_meta_encode(&m, &b) == 0, "meta with non-UTF-8 strings "
+	    "encodes");
+	x = last_ext(&b);
+	CHECK(pf_meta_decode(&x, &d) == 0, "... and decodes");
+	CHECK(d.event_len == 253 && memcmp(d.event, euros, 253) == 0,
+	    "meta: \"a\" and 200 euros cut to 84 euros, at a boundary (%u)",
+	    d.event_len);
+	CHECK(d.site_len == 253 && memcmp(d.site, euros, 253) == 0,
+	    "meta: a string already cut mid-character loses the broken tail");
+	CHECK(d.white_len == 8 && memcmp(d.white, "M\xc3\xbcller", 8) == 0,
+	    "meta: Latin-1 converted to UTF-8");
+	CHECK(d.black_len == 254 && valid_utf8(d.black, d.black_len) &&
+	    memcmp(d.black, eacute, 254) == 0,
+	    "meta: 200 Latin-1 bytes grow to 400, cut to 254 (%u)",
+	    d.black_len);
+	CHECK(d.date_len == 254 && memcmp(d.date, eacute, 254) == 0,
+	    "meta: UTF-8 two-byte characters cut at 254");
+	CHECK(d.term_text_len == 11 && memcmp(d.term_text,
+	    "\xc2\x80\xc3\xbf ok \xe2\x82\xac", 11) == 0,
+	    "meta: stray bytes converted, valid UTF-8 kept");
+	CHECK(x.len == 16 + 12 + 253 + 253 + 8 + 254 + 254 + 11,
+	    "meta: the payload holds the converted lengths (%u)", x.len);
+
+	memset(&e, 0, sizeof(e));
+	memcpy(e.engine, euros, 255);
+	e.engine_len = 255;	/* as uci-eval cuts a long id name today */
+	pf_extbuf_reset(&b);
+	pf_eval_encode(&e, &b);
+	x = last_ext(&b);
+	CHECK(pf_eval_decode(&x, &de) == 0 && de.engine_len == 253 &&
+	    memcmp(de.engine, euros, 253) == 0 && x.len == 44 + 1 + 253,
+	    "eval: an engine name cut mid-character ends at a boundary");
+	memcpy(e.engine, latin1, 200);
+	e.engine_len = 200;
+	pf_extbuf_reset(&b);
+	pf_eval_encode(&e, &b);
+	x = last_ext(&b);
+	CHECK(pf_eval_decode(&x, &de) == 0 && de.engine_len == 254 &&
+	    valid_utf8(de.engine, de.engine_len) &&
+	    memcmp(de.engine, eacute, 254) == 0,
+	    "eval: a Latin-1 engine name converted and cut to 254");
+	pf_extbuf_free(&b);
+}
+
 static void
 test_score_cp(void)
 {
@@ -401,6 +508,7 @@ main(void)
 	test_movescores();
 	test_clock_value();
 	test_policy();
+	test_strings();
 	test_score_cp();
 	return t_done();
 }
