@@ -215,35 +215,6 @@ parse_size(const char *s, size_t *out)
 	return 0;
 }
 
-static const char *
-find_engine(const char *given)
-{
-	static char buf[4096];
-	const char *env, *path, *p;
-
-	if (given)
-		return given;
-	if ((env = getenv("POSFLOW_ENGINE")) != NULL && *env)
-		return env;
-	if ((path = getenv("PATH")) != NULL) {
-		for (p = path; *p; ) {
-			const char *e = strchr(p, ':');
-			size_t n = e ? (size_t)(e - p) : strlen(p);
-
-			if (n > 0 && n < sizeof(buf) - 16) {
-				snprintf(buf, sizeof(buf), "%.*s/stockfish",
-				    (int)n, p);
-				if (access(buf, X_OK) == 0)
-					return buf;
-			}
-			p += n;
-			if (*p == ':')
-				p++;
-		}
-	}
-	return "/usr/games/stockfish";
-}
-
 enum { OPT_CACHE = 256, OPT_CACHE_MEM, OPT_DROP_FAILED, OPT_NEWGAME,
     OPT_NO_NEWGAME,
     OPT_PROGRESS,
@@ -428,7 +399,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		usage();
 		return 2;
 	}
-	o->engine = find_engine(o->engine);
+	o->engine = pf_uci_find_engine(o->engine);
 	return -1;
 }
 

@@ -1035,3 +1035,34 @@ pf_uci_search_eval(const pf_uci_search *s, pf_eval *e)
 	e->pv_len = b->pv_len;
 	memcpy(e->pv, b->pv, (size_t)b->pv_len * sizeof(b->pv[0]));
 }
+
+/* The engine to run: given, $POSFLOW_ENGINE, stockfish on $PATH, or
+   Debian's /usr/games/stockfish. */
+const char *
+pf_uci_find_engine(const char *given)
+{
+	static char buf[4096];
+	const char *env, *path, *p;
+
+	if (given)
+		return given;
+	if ((env = getenv("POSFLOW_ENGINE")) != NULL && *env)
+		return env;
+	if ((path = getenv("PATH")) != NULL) {
+		for (p = path; *p; ) {
+			const char *e = strchr(p, ':');
+			size_t n = e ? (size_t)(e - p) : strlen(p);
+
+			if (n > 0 && n < sizeof(buf) - 16) {
+				snprintf(buf, sizeof(buf), "%.*s/stockfish",
+				    (int)n, p);
+				if (access(buf, X_OK) == 0)
+					return buf;
+			}
+			p += n;
+			if (*p == ':')
+				p++;
+		}
+	}
+	return "/usr/games/stockfish";
+}

@@ -42,6 +42,10 @@ typedef struct pf_uci pf_uci;
  * later).
  */
 pf_uci	*pf_uci_spawn(const char *path, char *err, size_t errlen);
+/* The engine to run: given when not NULL, else $POSFLOW_ENGINE, else
+   "stockfish" on $PATH, else /usr/games/stockfish (Debian's).  The result
+   stays valid until the next call. */
+const char *pf_uci_find_engine(const char *given);
 int	 pf_uci_fd(const pf_uci *u);	/* read end, non-blocking */
 pid_t	 pf_uci_pid(const pf_uci *u);
 /* The reason of the last failure; valid until the next call on u. */
