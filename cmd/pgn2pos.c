@@ -333,8 +333,11 @@ write_game(struct state *st, const pf_pgn_game *g)
 		if (!st->clk_tmpl)
 			st->ext.len = st->meta_len;
 	}
+	/* The clocks at the start: the base, when it is known and fits a
+	   u32 of milliseconds (a base of 49.7 days or more does not). */
 	if (g->has_clk && g->base_s != PF_U32_UNKNOWN &&
-	    g->tc_class != PF_TC_CORRESPONDENCE)
+	    g->tc_class != PF_TC_CORRESPONDENCE &&
+	    g->base_s <= (PF_U32_UNKNOWN - 1) / 1000u)
 		clk[0] = clk[1] = g->base_s * 1000u;
 	if (g->problem == PF_PGNP_NONE || g->problem == PF_PGNP_EOF)
 		status = pf_board_status(&g->final);
@@ -410,6 +413,26 @@ warn_game(const char *where, const pf_pgn_game *g, int epd,
 	}
 }
 
+/* Evaluations the game had that do not fit a record: dropped, the game
+   kept. */
+static void
+warn_evals(const char *where, const pf_pgn_game *g, int epd)
+{
+	char more[64] = "";
+
+	if (g->bad_evals > 1)
+		snprintf(more, sizeof(more), " (and %d more in the %s)",
+		    g->bad_evals - 1, epd ? "line" : "game");
+	if (epd)
+		pf_warnx("%s: line %" PRIu64 ": evaluation out of range "
+		    "\"%s\"; dropped%s", where, g->line, g->bad_eval_text,
+		    more);
+	else
+		pf_warnx("%s: game %" PRIu64 " (ply %d): evaluation out of "
+		    "range \"%s\"; dropped%s", where, g->number,
+		    g->bad_eval_ply, g->bad_eval_text, more);
+}
+
 static void
 do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
 {
@@ -438,6 +461,11 @@ do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
 		st->skipped[SK_STRICT]++;
 		warn_game(where, g, epd, "game dropped");
 		return;
+	}
+	if (g->bad_evals > 0) {
+		warn_evals(where, g, epd);
+		if (!g->problem)
+			st->problems++;		/* --strict */
 	}
 	if (g->problem) {
 		st->truncated++;
@@ -505,11 +533,20 @@ do_file(struct state *st, pf_pgn *pgn, const char *path)
 			do_game(st, where, g, pf_pgn_format(pgn) == PF_PGN_EPD);
 		}
 		if (r < 0) {
-			pf_warnx("%s: read error after %s %" PRIu64 ": %s",
-			    where, pf_pgn_format(pgn) == PF_PGN_EPD ? "line" :
-			    "game", last, pf_pgn_error(pgn));
+			const char *unit = pf_pgn_format(pgn) == PF_PGN_EPD ?
+			    "line" : "game";
+
+			if (last == 0)
+				pf_warnx("%s: read error before the first %s: "
+				    "%s", where, unit, pf_pgn_error(pgn));
+			else
+				pf_warnx("%s: read error after %s %" PRIu64
+				    ": %s", where, unit, last,
+				    pf_pgn_error(pgn));
 			rc = 1;
-			break;
+			/* on to the next member: a damaged zip member leaves
+			   the others readable (pf_input_next_member says 0
+			   when nothing more can be read) */
 		}
 	}
 	pf_input_free(in);

@@ -98,19 +98,25 @@ void	pf_board_startpos(pf_board *b);
  * validated with pf_board_validate() and -1 is returned with the reason in
  * err for anything invalid.  An en passant square that is well-formed and
  * possible (right rank, a pawn that could just have double-pushed, empty
- * squares behind it) but allows no legal capture is accepted and dropped.
- * A half-move clock above 255 is stored as 255; a full-move number of 0
- * as 1.  Castling letters that need a Chess960 rook or king also set
- * chess960; a caller that knows the game is Chess960 may set it after.
+ * squares behind it) but allows no legal capture is accepted and dropped
+ * (after the check that the side to move is in no check the double push
+ * could not give).  Clocks are never negative.  A half-move clock above
+ * 255 is stored as 255; a full-move number of 0 as 1.  Castling letters
+ * that need a Chess960 rook or king also set chess960; a caller that
+ * knows the game is Chess960 may set it after.
  */
 int	pf_board_from_fen(pf_board *b, const char *fen, char *err,
 	    size_t errlen);
 
 /*
  * Validate a board: exactly one king per colour, no pawns on the first or
- * last rank, the side not to move not in check, castling rooks on the back
- * rank with their king on the back rank between... as castling needs, at
- * most 32 pieces / 16 per side.  0 or -1 with the reason in err.
+ * last rank, the side not to move not in check, no check that no move can
+ * give (more than two checkers; two pawns or knights, two pieces on one
+ * line through the king, or two bishops; after the double push of the ep
+ * square, a check other than by that pawn or uncovered by it), castling
+ * rooks on the back rank with their king on the back rank between... as
+ * castling needs and not in a corner, at most 32 pieces / 16 per side.
+ * 0 or -1 with the reason in err.
  */
 int	pf_board_validate(const pf_board *b, char *err, size_t errlen);
 

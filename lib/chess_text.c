@@ -202,6 +202,79 @@ inconsistent:
 	return -1;
 }
 
+/* 1 if squares a and b lie on one rank, file or diagonal through k. */
+static int
+on_one_line(int k, int a, int b)
+{
+	int fa = (a & 7) - (k & 7), ra = (a >> 3) - (k >> 3);
+	int fb = (b & 7) - (k & 7), rb = (b >> 3) - (k >> 3);
+
+	if (fa * rb != fb * ra)
+		return 0;
+	return fa == 0 || ra == 0 || fa == ra || fa == -ra;
+}
+
+/*
+ * A check that no move can give, as python-chess's Board.status() finds
+ * them, and a little more.  One move gives check with the piece that
+ * moved and at most one more by a slider it uncovers (en passant and
+ * castling uncover along a rank, or from squares no second line of a
+ * bishop can pass), so:
+ *   - two checkers that are both pawns or knights: nothing was uncovered;
+ *   - two checkers on one line through the king: the piece that moved
+ *     would have crossed the king;
+ *   - two bishops: a bishop leaving one diagonal of the king cannot reach
+ *     the other, and no promotion or en passant can uncover one while
+ *     making the other;
+ *   - ep (the square a pawn just double-pushed over, or PF_SQ_NONE): the
+ *     push can give one check only, by the pawn or uncovered behind its
+ *     start square, and the king was not in check before it.
+ * Any position of a legal game passes.  0, or -1 with the reason.
+ */
+static int
+impossible_check(const pf_board *b, int ep, char *err, size_t errlen)
+{
+	uint64_t ch = b->checkers, sliders;
+	int ksq = b->king_sq[b->stm], c1, c2;
+
+	if (ch == 0)
+		return 0;
+	if (ep < 64 && ep_possible(b, ep)) {
+		int to = b->stm == PF_WHITE ? ep - 8 : ep + 8;
+		int from = b->stm == PF_WHITE ? ep + 8 : ep - 8;
+		uint64_t occ = b->by_colour[0] | b->by_colour[1];
+
+		occ = (occ & ~(1ULL << to)) | 1ULL << from;
+		if (!at_most_one(ch) || ((ch & (1ULL << to)) == 0 &&
+		    (pf_attackers_to(b, ksq, occ) & b->by_colour[!b->stm]))) {
+			seterr(err, errlen, "impossible check after the double "
+			    "pawn push of the en passant square");
+			return -1;
+		}
+	}
+	if (at_most_one(ch))
+		return 0;
+	c1 = __builtin_ctzll(ch);
+	c2 = 63 - __builtin_clzll(ch);
+	sliders = b->by_type[PF_BISHOP] | b->by_type[PF_ROOK] |
+	    b->by_type[PF_QUEEN];
+	if ((ch & sliders) == 0) {
+		seterr(err, errlen, "impossible double check by two pawns or "
+		    "knights");
+		return -1;
+	}
+	if (on_one_line(ksq, c1, c2)) {
+		seterr(err, errlen, "impossible double check from both sides "
+		    "of the king");
+		return -1;
+	}
+	if ((ch & b->by_type[PF_BISHOP]) == ch) {
+		seterr(err, errlen, "impossible double check by two bishops");
+		return -1;
+	}
+	return 0;
+}
+
 int
 pf_board_validate(const pf_board *b, char *err, size_t errlen)
 {
@@ -228,6 +301,8 @@ pf_board_validate(const pf_board *b, char *err, size_t errlen)
 		    "two pieces");
 		return -1;
 	}
+	if (impossible_check(b, b->ep, err, errlen) == -1)
+		return -1;
 	for (c = 0; c < 2; c++) {
 		uint64_t rank = c == PF_WHITE ? 0xFFULL : 0xFFULL << 56;
 		int left = 0, right = 0, rsq;
@@ -259,6 +334,15 @@ pf_board_validate(const pf_board *b, char *err, size_t errlen)
 		if (left > 1 || right > 1) {
 			seterr(err, errlen, "two %s castling rights on the "
 			    "same side of the king", colour_names[c]);
+			return -1;
+		}
+		/* A king that may castle has not moved: it stands where it
+		   started, between two rooks (Chess960 too), never in a
+		   corner. */
+		if (left + right > 0 && ((ksq & 7) == 0 || (ksq & 7) == 7)) {
+			sq_name(ksq, s);
+			seterr(err, errlen, "castling right with the %s king "
+			    "on %s, a corner", colour_names[c], s);
 			return -1;
 		}
 	}
@@ -481,6 +565,10 @@ pf_board_from_fen(pf_board *b, const char *fen, char *err, size_t errlen)
 	nb.rule50 = (uint8_t)(half > 255 ? 255 : half);
 	nb.fullmove = (uint16_t)(full < 1 ? 1 : full);
 	nb.chess960 = !castling_is_standard(&nb);
+	/* The ep square says the last move was a double push, even when
+	   no capture is possible (it is then dropped below). */
+	if (ep != PF_SQ_NONE && impossible_check(&nb, ep, err, errlen) == -1)
+		return -1;
 	nb.ep = (uint8_t)ep;
 	pf_board_refresh(&nb);	/* drops an ep with no legal capture */
 	if (pf_board_validate(&nb, err, errlen) == -1)
@@ -617,10 +705,11 @@ static int	unpack_careful(pf_board *, const uint8_t [PF_PACKED_SIZE],
  *   - one king of each colour; no pawn on the first or last rank; at most
  *     16 pieces and 8 pawns a side (validate_material);
  *   - an en passant square: 64 (none) or a possible one (ep_possible);
- *   - the side not to move not in check, at most two checkers;
+ *   - the side not to move not in check, at most two checkers, no
+ *     impossible check (impossible_check);
  *   - castling rooks: only on the first and last ranks, each a rook of
- *     the colour of its rank, with that colour's king on the same rank,
- *     at most one on each side of the king.
+ *     the colour of its rank, with that colour's king on the same rank
+ *     and not in a corner, at most one on each side of the king.
  * The board arrays are consistent by construction (each square gets
  * exactly one type and colour).
  */
@@ -701,7 +790,8 @@ unpack_fast(pf_board *b, const uint8_t in[PF_PACKED_SIZE], int chess960)
 		if (!((1ULL << ksq) & (c == PF_WHITE ? RANK_1 : RANK_8)))
 			return -1;
 		below = cr & ((1ULL << ksq) - 1);
-		if (!at_most_one(below) || !at_most_one(cr & ~below))
+		if (!at_most_one(below) || !at_most_one(cr & ~below) ||
+		    (ksq & 7) == 0 || (ksq & 7) == 7)
 			return -1;
 	}
 	nb.chess960 = (uint8_t)(chess960 || !castling_is_standard(&nb));
@@ -714,6 +804,8 @@ unpack_fast(pf_board *b, const uint8_t in[PF_PACKED_SIZE], int chess960)
 	    nb.by_colour[!nb.stm];
 	bb = nb.checkers & (nb.checkers - 1);	/* without the first */
 	if (bb & (bb - 1))
+		return -1;
+	if (nb.checkers && impossible_check(&nb, ep, NULL, 0) == -1)
 		return -1;
 	/* As a FEN: a possible ep square that allows no legal capture is
 	   dropped. */
@@ -795,6 +887,8 @@ unpack_careful(pf_board *b, const uint8_t in[PF_PACKED_SIZE], int chess960,
 		    ep < 64 ? s : "(out of range)");
 		return -1;
 	}
+	if (ep < 64 && impossible_check(&nb, ep, err, errlen) == -1)
+		return -1;
 	nb.ep = (uint8_t)ep;
 	nb.chess960 = chess960 || !castling_is_standard(&nb);
 	pf_board_refresh(&nb);

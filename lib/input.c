@@ -5,6 +5,14 @@
  * would let mtree or cpio bidders claim ordinary text.  The compression
  * filters are gzip, bzip2, xz, lzma, lzip, zstd, lz4 and compress; the
  * content decides which.
+ *
+ * Nothing is lost quietly where libarchive would: a zero block at the
+ * start makes libarchive see an empty tar archive, so such an input is
+ * read again as text (the reader then reports the binary data and keeps
+ * the games after it); bytes after the end of compressed data, which
+ * libarchive's gzip and bzip2 readers skip, are an error; a tar header
+ * with a bad checksum, which libarchive hands on as text, is an error; a
+ * damaged zip member does not end the archive.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -20,6 +28,8 @@
 #include "input.h"
 
 #define CAP	(PF_INPUT_BUFSIZE + PF_INPUT_KEEP)
+#define REPLAY_MAX	(16u << 20)	/* raw bytes kept to read a pipe
+					   again (see reopen_text) */
 
 struct pf_input {
 	struct archive *a;
@@ -36,6 +46,22 @@ struct pf_input {
 	int done;		/* no more members */
 	int member_eof;		/* current member fully read */
 	int raw;		/* plain or compressed file, not an archive */
+	int text_only;		/* reopened without the archive formats */
+	int headers;		/* archive headers read so far */
+	int member_failed;	/* the current member ended in an error */
+	int member_warned;	/* libarchive warned while reading it */
+	int fail_pending;	/* an error found while prefetching: the
+				   next pf_input_fill returns it */
+	off_t start_off;	/* offset of the input in a regular file */
+	uint64_t raw_read;	/* raw bytes handed to libarchive */
+	const char *last_blk;	/* the last raw block handed to */
+	size_t last_n;		/* libarchive (rbuf or replay) */
+	char *replay;		/* pipe: raw bytes handed to libarchive
+				   before the first header, to read again */
+	size_t replay_len, replay_cap;
+	int recording;		/* read_cb appends its blocks to replay */
+	int replay_lost;	/* too much to keep: replay is incomplete */
+	int replay_pending;	/* read_cb hands out replay first */
 	uint64_t consumed;	/* member bytes moved out of the buffer */
 	char *buf;		/* CAP + 1 bytes; buf[len] is always NUL */
 	size_t len;		/* valid bytes in buf */
@@ -45,6 +71,31 @@ struct pf_input {
 	char *member;
 	char err[256];
 };
+
+/*
+ * The compression filters and, with archives set, the archive formats.
+ * Not filter_all: the uudecode bidder reads far ahead looking for
+ * "begin", which stalls a slow pipe; rpm and the external-program filters
+ * are of no use for text.
+ */
+static void
+setup_archive(struct archive *a, int archives)
+{
+	archive_read_support_filter_gzip(a);
+	archive_read_support_filter_bzip2(a);
+	archive_read_support_filter_xz(a);
+	archive_read_support_filter_lzma(a);
+	archive_read_support_filter_lzip(a);
+	archive_read_support_filter_zstd(a);
+	archive_read_support_filter_lz4(a);
+	archive_read_support_filter_compress(a);
+	if (archives) {
+		archive_read_support_format_tar(a);
+		archive_read_support_format_zip(a);
+		archive_read_support_format_empty(a);
+	}
+	archive_read_support_format_raw(a);
+}
 
 pf_input *
 pf_input_open(const char *path, const char *name)
@@ -95,21 +146,10 @@ pf_input_open(const char *path, const char *name)
 		in->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	}
 	in->buf[0] = '\0';
-	/* Not filter_all: the uudecode bidder reads far ahead looking for
-	   "begin", which stalls a slow pipe; rpm and the external-program
-	   filters are of no use for text. */
-	archive_read_support_filter_gzip(in->a);
-	archive_read_support_filter_bzip2(in->a);
-	archive_read_support_filter_xz(in->a);
-	archive_read_support_filter_lzma(in->a);
-	archive_read_support_filter_lzip(in->a);
-	archive_read_support_filter_zstd(in->a);
-	archive_read_support_filter_lz4(in->a);
-	archive_read_support_filter_compress(in->a);
-	archive_read_support_format_tar(in->a);
-	archive_read_support_format_zip(in->a);
-	archive_read_support_format_empty(in->a);
-	archive_read_support_format_raw(in->a);
+	if (in->regular && (in->start_off = lseek(fd, 0, SEEK_CUR)) < 0)
+		in->start_off = 0;
+	in->recording = !in->regular;
+	setup_archive(in->a, 1);
 	return in;
 }
 
@@ -126,6 +166,7 @@ pf_input_free(pf_input *in)
 	free(in->rbuf);
 	free(in->name);
 	free(in->member);
+	free(in->replay);
 	free(in);
 }
 
@@ -171,15 +212,50 @@ read_cb(struct archive *a, void *arg, const void **buf)
 	pf_input *in = arg;
 	ssize_t n;
 
+	if (in->replay_pending) {
+		in->replay_pending = 0;
+		in->last_blk = in->replay;
+		in->last_n = in->replay_len;
+		*buf = in->replay;
+		return (la_ssize_t)in->replay_len;
+	}
 	if (in->pre_pending) {
 		in->pre_pending = 0;
-		*buf = in->rbuf;
-		return (la_ssize_t)in->pre_len;
-	}
-	if ((n = read_some(in)) < 0) {
+		n = (ssize_t)in->pre_len;
+	} else if ((n = read_some(in)) < 0) {
 		archive_set_error(a, errno, "%s", strerror(errno));
 		return ARCHIVE_FATAL;
 	}
+	in->raw_read += (uint64_t)n;
+	if (n > 0) {
+		in->last_blk = in->rbuf;
+		in->last_n = (size_t)n;
+	}
+	if (in->recording && n > 0) {
+		/* Kept until the first header is read: a pipe that turns
+		   out to need reading again as text (see reopen_text). */
+		if (in->replay_len + (size_t)n > in->replay_cap) {
+			size_t cap = in->replay_cap ? in->replay_cap : 65536;
+			char *r;
+
+			while (cap < in->replay_len + (size_t)n)
+				cap *= 2;
+			if (cap > REPLAY_MAX ||
+			    (r = realloc(in->replay, cap)) == NULL) {
+				in->recording = 0;
+				in->replay_lost = 1;
+				free(in->replay);
+				in->replay = NULL;
+				in->replay_len = in->replay_cap = 0;
+				goto out;
+			}
+			in->replay = r;
+			in->replay_cap = cap;
+		}
+		memcpy(in->replay + in->replay_len, in->rbuf, (size_t)n);
+		in->replay_len += (size_t)n;
+	}
+out:
 	*buf = in->rbuf;
 	return n;
 }
@@ -265,12 +341,183 @@ detect_direct(pf_input *in)
 	return 1;
 }
 
+/* Hand our fd to libarchive; 0, or -1 with in->err set. */
+static int
+open_archive(pf_input *in)
+{
+	archive_read_set_callback_data(in->a, in);
+	archive_read_set_read_callback(in->a, read_cb);
+	archive_read_set_skip_callback(in->a, skip_cb);
+	if (in->regular)
+		archive_read_set_seek_callback(in->a, seek_cb);
+	if (archive_read_open1(in->a) != ARCHIVE_OK) {
+		set_archive_error(in, "cannot read");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * libarchive takes a zero block at the start of the input for the end of
+ * an empty tar archive, and would say no more.  Such an input is read
+ * again with the archive formats off: as text, whose NUL bytes the reader
+ * then reports as binary data, keeping the games after them.  A regular
+ * file is read again from where it started, a pipe from the bytes kept in
+ * replay.  0, or -1 with in->err set.
+ */
+static int
+reopen_text(pf_input *in)
+{
+	in->recording = 0;
+	archive_read_free(in->a);
+	if ((in->a = archive_read_new()) == NULL) {
+		snprintf(in->err, sizeof(in->err), "out of memory");
+		return -1;
+	}
+	setup_archive(in->a, 0);
+	in->text_only = 1;
+	if (in->regular) {
+		if (lseek(in->fd, in->start_off, SEEK_SET) < 0) {
+			snprintf(in->err, sizeof(in->err), "cannot read the "
+			    "input again after a zero block: %s",
+			    strerror(errno));
+			return -1;
+		}
+	} else {
+		if (in->replay_lost) {
+			snprintf(in->err, sizeof(in->err), "starts with a "
+			    "zero block and cannot be read again from a pipe");
+			return -1;
+		}
+		in->replay_pending = in->replay_len > 0;
+	}
+	return open_archive(in);
+}
+
+/*
+ * The first bytes of a plain member are a tar header that libarchive did
+ * not take (its tar reader refuses a header whose checksum does not
+ * match): the archive is damaged, and its bytes are no text.  The magic
+ * is "ustar\0" (POSIX) or "ustar  \0" (GNU).  NULL, or the reason.
+ */
+static const char *
+bad_tar_header(const pf_input *in)
+{
+	/* The numeric fields a tar header must have: mode, uid, gid, size,
+	   mtime and the checksum, octal digits padded with spaces or NULs. */
+	static const struct { int off, len; } num[] = {
+		{ 100, 8 }, { 108, 8 }, { 116, 8 }, { 124, 12 }, { 136, 12 },
+		{ 148, 8 }
+	};
+	const unsigned char *h = (const unsigned char *)in->buf;
+	unsigned long sum = 0, want = 0;
+	int i, digits = 0;
+
+	if (in->len < 512 || memcmp(h + 257, "ustar", 5) != 0 ||
+	    (h[262] != '\0' && h[262] != ' '))
+		return NULL;
+	/* "ustar" alone proves nothing (a player called Gustar, say): text
+	   whose numeric fields are not octal is text. */
+	for (size_t k = 0; k < sizeof(num) / sizeof(num[0]); k++) {
+		int nd = 0;
+
+		for (i = num[k].off; i < num[k].off + num[k].len; i++) {
+			if (h[i] >= '0' && h[i] <= '7')
+				nd++;
+			else if (h[i] != ' ' && h[i] != '\0')
+				return NULL;
+		}
+		if (nd == 0)
+			return NULL;
+	}
+	for (i = 0; i < 512; i++)
+		sum += i >= 148 && i < 156 ? ' ' : h[i];
+	for (i = 148; i < 156 && h[i] == ' '; i++)
+		;
+	for (; i < 156 && h[i] >= '0' && h[i] <= '7'; i++, digits++)
+		want = want * 8 + (unsigned long)(h[i] - '0');
+	if (digits == 0 || sum != want)
+		return "damaged tar archive: header checksum mismatch";
+	return "damaged tar archive: header not readable";
+}
+
+/* 1 if the n bytes at p are all zero. */
+static int
+all_zero(const char *p, size_t n)
+{
+	while (n > 0 && *p == '\0') {
+		p++;
+		n--;
+	}
+	return n == 0;
+}
+
+/*
+ * At the end of a plain compressed member: the compressed data must end
+ * where the input ends.  libarchive's gzip and bzip2 readers stop at
+ * whatever is not a next member and say nothing; zero bytes (padding to
+ * a block size) are let through as gzip(1) lets them.  From a pipe, the
+ * rest is read to its end to count it.  0, or -1 with in->err set.
+ */
+static int
+check_trailing(pf_input *in)
+{
+	la_int64_t used = archive_filter_bytes(in->a, -1);
+	uint64_t extra = 0;
+	int garbage = 0;
+
+	if (archive_filter_count(in->a) < 2 || used < 0)
+		return 0;	/* not compressed */
+	if (in->regular) {
+		struct stat st;
+		off_t at = in->start_off + (off_t)used;
+
+		if (fstat(in->fd, &st) < 0 || st.st_size <= at)
+			return 0;
+		extra = (uint64_t)(st.st_size - at);
+		while (!garbage && at < st.st_size) {
+			ssize_t n = pread(in->fd, in->rbuf, PF_INPUT_BUFSIZE,
+			    at);
+
+			if (n <= 0) {
+				garbage = 1;
+				break;
+			}
+			garbage = !all_zero(in->rbuf, (size_t)n);
+			at += n;
+		}
+	} else {
+		ssize_t n;
+
+		if (in->raw_read > (uint64_t)used) {
+			extra = in->raw_read - (uint64_t)used;
+			/* the tail of the last block handed out; anything
+			   before it is no longer at hand */
+			garbage = extra > in->last_n ||
+			    !all_zero(in->last_blk + in->last_n - extra,
+			    (size_t)extra);
+		}
+		while ((n = read_some(in)) > 0) {
+			extra += (uint64_t)n;
+			garbage |= !all_zero(in->rbuf, (size_t)n);
+		}
+	}
+	if (!garbage)
+		return 0;
+	snprintf(in->err, sizeof(in->err), "%llu byte%s of trailing garbage "
+	    "after the compressed data", (unsigned long long)extra,
+	    extra == 1 ? "" : "s");
+	return -1;
+}
+
 int
 pf_input_next_member(pf_input *in)
 {
 	struct archive_entry *e;
-	int r;
+	int r, failed = in->member_failed;
 
+	in->member_failed = in->member_warned = 0;
+	in->fail_pending = 0;
 	if (in->done)
 		return 0;
 	if (!in->opened && !in->regular) {
@@ -291,13 +538,7 @@ pf_input_next_member(pf_input *in)
 	}
 	if (!in->opened) {
 		in->opened = 1;
-		archive_read_set_callback_data(in->a, in);
-		archive_read_set_read_callback(in->a, read_cb);
-		archive_read_set_skip_callback(in->a, skip_cb);
-		if (in->regular)
-			archive_read_set_seek_callback(in->a, seek_cb);
-		if (archive_read_open1(in->a) != ARCHIVE_OK) {
-			set_archive_error(in, "cannot read");
+		if (open_archive(in) < 0) {
 			in->done = 1;
 			return -1;
 		}
@@ -310,15 +551,33 @@ pf_input_next_member(pf_input *in)
 	in->blk_len = 0;
 	for (;;) {
 		r = archive_read_next_header(in->a, &e);
+		if (r == ARCHIVE_EOF && in->headers == 0 && !in->text_only &&
+		    (archive_format(in->a) & ARCHIVE_FORMAT_BASE_MASK) ==
+		    ARCHIVE_FORMAT_TAR) {
+			/* a zero block first: no archive, read it as text */
+			if (reopen_text(in) < 0) {
+				in->done = 1;
+				return -1;
+			}
+			continue;
+		}
+		if (in->recording) {	/* not needed again */
+			in->recording = 0;
+			free(in->replay);
+			in->replay = NULL;
+			in->replay_len = in->replay_cap = 0;
+		}
 		if (r == ARCHIVE_EOF) {
 			in->done = 1;
 			return 0;
 		}
 		if (r < ARCHIVE_WARN) {
-			set_archive_error(in, "cannot read");
+			set_archive_error(in, failed ? "cannot read past the "
+			    "damaged member" : "cannot read");
 			in->done = 1;
 			return -1;
 		}
+		in->headers++;
 		if (archive_format(in->a) == ARCHIVE_FORMAT_RAW ||
 		    archive_format(in->a) == ARCHIVE_FORMAT_EMPTY) {
 			in->raw = 1;
@@ -338,6 +597,21 @@ pf_input_next_member(pf_input *in)
 	in->member_eof = 0;
 	if (in->raw && archive_format(in->a) == ARCHIVE_FORMAT_EMPTY)
 		in->member_eof = 1;
+	if (in->raw && !in->member_eof) {
+		/* The first block, to look at: a tar header here is one
+		   libarchive refused. */
+		const char *pos = NULL, *end = NULL, *why;
+
+		if (pf_input_fill(in, &pos, &end, 512) < 0)
+			in->fail_pending = 1;
+		else if ((why = bad_tar_header(in)) != NULL) {
+			snprintf(in->err, sizeof(in->err), "%s", why);
+			in->len = 0;
+			in->buf[0] = '\0';
+			in->member_eof = in->done = 1;
+			return -1;
+		}
+	}
 	return 1;
 }
 
@@ -371,6 +645,17 @@ pf_input_offset(const pf_input *in, const char *pos)
 	return in->consumed + (uint64_t)(pos - in->buf);
 }
 
+/* An error in pf_input_fill: the window is what was read before it. */
+static int
+fill_failed(pf_input *in, const char **pos, const char **end)
+{
+	in->member_eof = 1;
+	in->buf[in->len] = '\0';
+	*pos = in->buf;
+	*end = in->buf + in->len;
+	return -1;
+}
+
 int
 pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 {
@@ -380,11 +665,18 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 	if (want > PF_INPUT_KEEP)
 		want = PF_INPUT_KEEP;
 	if (*pos == NULL || *end == NULL) {
-		*pos = *end = in->buf;
+		/* a new window: what pf_input_next_member read ahead */
+		*pos = in->buf;
+		*end = in->buf + in->len;
 	}
 	unread = (size_t)(*end - *pos);
-	if (in->member_eof)
+	if (in->member_eof) {
+		if (in->fail_pending) {
+			in->fail_pending = 0;
+			return -1;
+		}
 		return 0;
+	}
 	if (*pos != in->buf) {
 		in->consumed += (uint64_t)(*pos - in->buf);
 		memmove(in->buf, *pos, unread);
@@ -404,13 +696,8 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 				in->member_eof = 1;
 				break;
 			}
-			if (r < 0) {
-				in->member_eof = 1;
-				in->buf[in->len] = '\0';
-				*pos = in->buf;
-				*end = in->buf + in->len;
-				return -1;
-			}
+			if (r < 0)
+				return fill_failed(in, pos, end);
 			in->blk = in->rbuf;
 			in->blk_len = (size_t)r;
 			continue;
@@ -424,16 +711,34 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 
 			if (r == ARCHIVE_EOF) {
 				in->member_eof = 1;
+				if (in->member_warned) {
+					/* the data is all there but wrong (a
+					   zip member's CRC): say so; the
+					   archive itself goes on */
+					in->member_failed = 1;
+					return fill_failed(in, pos, end);
+				}
+				if (in->raw && check_trailing(in) < 0) {
+					in->done = 1;
+					return fill_failed(in, pos, end);
+				}
 				break;
+			}
+			if (r == ARCHIVE_WARN && !in->member_warned) {
+				set_archive_error(in, NULL);
+				in->member_warned = 1;
 			}
 			if (r < ARCHIVE_WARN) {
 				set_archive_error(in, NULL);
-				in->member_eof = 1;
-				in->done = 1;
-				in->buf[in->len] = '\0';
-				*pos = in->buf;
-				*end = in->buf + in->len;
-				return -1;
+				/* Zip members are compressed one by one: the
+				   next one may well be intact. */
+				if ((archive_format(in->a) &
+				    ARCHIVE_FORMAT_BASE_MASK) ==
+				    ARCHIVE_FORMAT_ZIP)
+					in->member_failed = 1;
+				else
+					in->done = 1;
+				return fill_failed(in, pos, end);
 			}
 			in->blk = blk;
 			in->blk_len = size;

@@ -12,6 +12,13 @@
  * Text is handed out in large blocks: a parser scans the window itself and
  * calls pf_input_fill() when it needs more contiguous bytes.
  *
+ * Nothing is lost quietly: input that starts with zero bytes (which
+ * libarchive would take for an empty tar archive) is read as text, so the
+ * parser sees and reports the NULs; a tar archive whose first header is
+ * damaged is an error, not text; bytes after the end of compressed data
+ * (other than zero padding) are an error; a damaged zip member is an
+ * error for that member only.
+ *
  * Nothing here prints or exits; failures return -1 and pf_input_error()
  * says why.
  */
@@ -45,6 +52,8 @@ void		 pf_input_set_idle(pf_input *in, void (*idle)(void *), void *arg);
  * Go to the next member: 1 (a member is ready to read), 0 (no more
  * members), -1 (the input cannot be read further: not recognised, damaged
  * archive; see pf_input_error).  The first call detects the format.
+ * After a member's read error, the next call goes on to the next member
+ * where the archive allows it (zip) and returns 0 where it does not.
  */
 int		 pf_input_next_member(pf_input *in);
 
@@ -62,8 +71,10 @@ const char	*pf_input_filename(const pf_input *in);
  * PF_INPUT_KEEP.  *pos, *end are
  * updated (the buffer may move: recompute pointers derived from them).
  * Returns 1 when more data was added, 0 at the end of the member (nothing
- * more to add), -1 on a read or decompression error.  After pf_input_fill
- * returns 0 or -1, *end is final for this member.
+ * more to add), -1 on a read or decompression error (also: a zip member
+ * whose CRC does not match, garbage after the compressed data).  After
+ * pf_input_fill returns 0 or -1, *end is final for this member.  The
+ * first call for a member passes *pos = *end = NULL.
  */
 int		 pf_input_fill(pf_input *in, const char **pos,
 		    const char **end, size_t want);

@@ -49,7 +49,8 @@ struct pf_pgn {
 	int want_hash;
 	int regular;		/* input is a regular file */
 	int has_fen;
-	char fen[128];
+	int fen_long;		/* the FEN tag did not fit fen[] */
+	char fen[256];		/* as long as pf_board_from_fen takes */
 	pf_board board;
 	pf_board startpos;	/* pf_board_startpos(), made once */
 	XXH64_state_t hs;
@@ -542,13 +543,14 @@ game_reset(pf_pgn *p)
 	g->date.len = g->term_text.len = g->variant.len = 0;
 	g->event.s[0] = g->site.s[0] = g->white.s[0] = g->black.s[0] = '\0';
 	g->date.s[0] = g->term_text.s[0] = g->variant.s[0] = '\0';
+	g->bad_evals = 0;
 	g->problem = PF_PGNP_NONE;
 	g->skip = g->filtered = 0;
 	g->text[0] = '\0';
 	g->detail[0] = '\0';
 	p->ntags = 0;
 	p->seen_event = 0;
-	p->has_fen = 0;
+	p->has_fen = p->fen_long = 0;
 	XXH64_reset(&p->hs, 0);
 	p->idlen = 0;
 	g->eval_kind[0] = PF_PGN_EVAL_NONE;
@@ -848,6 +850,7 @@ handle_tag(pf_pgn *p, const char *name, size_t nl, const char *v, size_t vl)
 		break;
 	case 'F':
 		if (NAME("FEN")) {
+			p->fen_long = vl >= sizeof(p->fen);
 			if (vl >= sizeof(p->fen))
 				vl = sizeof(p->fen) - 1;
 			memcpy(p->fen, v, vl);
@@ -988,16 +991,46 @@ bad:
 
 /* ---- annotations ------------------------------------------------------ */
 
+/*
+ * An evaluation that does not fit the record (score beyond an i32,
+ * depth beyond a u16) is dropped, and counted in the game with the first
+ * one's text, for the caller to report; the game is kept.
+ */
+static void
+bad_eval(pf_pgn_game *g, int idx, const char *what, const char *s,
+    const char *e)
+{
+	size_t n = strlen(what), i;
+
+	if (g->bad_evals++ > 0)
+		return;
+	g->bad_eval_ply = idx;
+	memcpy(g->bad_eval_text, what, n);
+	for (i = 0; s + i < e && n < sizeof(g->bad_eval_text) - 4; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		g->bad_eval_text[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	if (s + i < e) {
+		memcpy(g->bad_eval_text + n, "...", 3);
+		n += 3;
+	}
+	g->bad_eval_text[n] = '\0';
+}
+
+#define EVAL_MAX	INT32_MAX	/* centipawns or moves to mate */
+
 /* "0.17", "-1.5", "#-3", "#3" with an optional ",23" depth. */
 static void
 parse_eval(pf_pgn_game *g, int idx, const char *s, const char *e)
 {
+	const char *text;
 	int neg = 0, mate = 0, digits = 0;
-	long ip = 0, frac = 0, scale = 100, v;
-	unsigned depth = 0;
+	uint64_t ip = 0, frac = 0, v, depth = 0;
 
 	while (s < e && *s == ' ')
 		s++;
+	text = s;
 	if (s < e && *s == '#') {
 		mate = 1;
 		s++;
@@ -1006,8 +1039,11 @@ parse_eval(pf_pgn_game *g, int idx, const char *s, const char *e)
 		neg = *s == '-';
 		s++;
 	}
-	while (s < e && *s >= '0' && *s <= '9' && ip < 1000000) {
-		ip = ip * 10 + (*s++ - '0');
+	/* past EVAL_MAX the digits only count (ip stays above it) */
+	while (s < e && *s >= '0' && *s <= '9') {
+		if (ip <= EVAL_MAX)
+			ip = ip * 10 + (uint64_t)(*s - '0');
+		s++;
 		digits++;
 	}
 	if (!mate && s < e && *s == '.') {
@@ -1016,7 +1052,7 @@ parse_eval(pf_pgn_game *g, int idx, const char *s, const char *e)
 		s++;
 		while (s < e && *s >= '0' && *s <= '9') {
 			if (fd < 3) {
-				frac = frac * 10 + (*s - '0');
+				frac = frac * 10 + (uint64_t)(*s - '0');
 				fd++;
 			}
 			s++;
@@ -1031,15 +1067,22 @@ parse_eval(pf_pgn_game *g, int idx, const char *s, const char *e)
 		return;
 	if (s < e && *s == ',') {
 		s++;
-		while (s < e && *s >= '0' && *s <= '9' && depth < 10000)
-			depth = depth * 10 + (unsigned)(*s++ - '0');
+		while (s < e && *s >= '0' && *s <= '9') {
+			if (depth <= UINT16_MAX)
+				depth = depth * 10 + (uint64_t)(*s - '0');
+			s++;
+		}
 	}
 	if (mate)
 		v = ip;
 	else
-		v = ip * scale + (frac + 5) / 10;	/* millipawns -> cp */
+		v = ip * 100 + (frac + 5) / 10;	/* millipawns -> cp */
+	if (v > EVAL_MAX || depth > UINT16_MAX) {
+		bad_eval(g, idx, "%eval ", text, e);
+		return;
+	}
 	g->eval_kind[idx] = mate ? PF_PGN_EVAL_MATE : PF_PGN_EVAL_CP;
-	g->eval[idx] = (int32_t)(neg ? -v : v);
+	g->eval[idx] = (int32_t)(neg ? -(int64_t)v : (int64_t)v);
 	g->eval_depth[idx] = (uint16_t)depth;
 	g->has_eval = 1;
 }
@@ -1602,14 +1645,25 @@ parse_epd(pf_pgn *p, const char *s, const char *e)
 {
 	pf_pgn_game *g = &p->g;
 	char fen[128], err[128];
-	const char *f[6];
+	const char *f[6], *c;
 	size_t fl[6];
-	int nf = 0, i;
+	int nf = 0, i, ce_bad = 0;
 	size_t o = 0;
 
 	while (e > s && is_space((unsigned char)e[-1]))
 		e--;
 	XXH64_update(&p->hs, s, (size_t)(e - s));
+	for (c = s; c < e; c++)
+		if (is_binary((unsigned char)*c)) {
+			/* a NUL would end the FEN early: no position */
+			problem(g, PF_PGNP_FEN, s, (size_t)(e - s));
+			snprintf(g->detail, sizeof(g->detail), "control "
+			    "character 0x%02x at column %zu",
+			    (unsigned char)*c, (size_t)(c - s) + 1);
+			g->skip = 1;
+			return;
+		}
+	f[0] = s;
 	while (nf < 6) {
 		while (s < e && is_space((unsigned char)*s))
 			s++;
@@ -1620,12 +1674,16 @@ parse_epd(pf_pgn *p, const char *s, const char *e)
 			s++;
 		fl[nf] = (size_t)(s - f[nf]);
 		if (nf >= 4) {
-			/* clocks only when numeric; else opcodes start */
-			size_t k = 0;
+			/* A clock is a number, signed too (the FEN parser
+			   then refuses "-1"); anything else starts the
+			   opcodes. */
+			size_t k = fl[nf] > 1 && (f[nf][0] == '-' ||
+			    f[nf][0] == '+');
 
 			while (k < fl[nf] && f[nf][k] >= '0' && f[nf][k] <= '9')
 				k++;
-			if (k == 0 || k != fl[nf]) {
+			if (k == 0 || k != fl[nf] || f[nf][k - 1] < '0' ||
+			    f[nf][k - 1] > '9') {
 				s = f[nf];
 				break;
 			}
@@ -1634,15 +1692,23 @@ parse_epd(pf_pgn *p, const char *s, const char *e)
 	}
 	if (nf < 4) {
 		problem(g, PF_PGNP_FEN, f[0], (size_t)(e - f[0]));
+		snprintf(g->detail, sizeof(g->detail), "FEN needs 4 to 6 "
+		    "fields, not %d", nf);
 		g->skip = 1;
 		return;
 	}
-	if (nf == 5) {	/* half-move clock alone: ignore it */
-		nf = 4;
+	if (nf == 5) {	/* half-move clock alone: ignore it if valid */
+		size_t k = 0;
+
+		while (k < fl[4] && f[4][k] >= '0' && f[4][k] <= '9')
+			k++;
+		if (k == fl[4])
+			nf = 4;
 	}
 	for (i = 0; i < nf; i++) {
 		if (o + fl[i] + 2 > sizeof(fen)) {
 			problem(g, PF_PGNP_FEN, f[0], (size_t)(e - f[0]));
+			snprintf(g->detail, sizeof(g->detail), "FEN too long");
 			g->skip = 1;
 			return;
 		}
@@ -1691,10 +1757,15 @@ parse_epd(pf_pgn *p, const char *s, const char *e)
 		if (ol == 2 && memcmp(op, "ce", 2) == 0) {
 			size_t k = 0;
 			int neg = al > 0 && arg[0] == '-';
-			long v;
+			long v = -1;
 
 			k = neg || (al > 0 && arg[0] == '+');
-			if ((v = parse_uint(arg, al, &k)) >= 0 && v < 100000) {
+			if (k < al && arg[k] >= '0' && arg[k] <= '9' &&
+			    ((v = parse_uint(arg, al, &k)) < 0 ||
+			    v >= 100000)) {
+				bad_eval(g, 0, "ce ", arg, arg + al);
+				ce_bad = 1;
+			} else if (v >= 0) {
 				/* EPD ce is the side to move's view; the game
 				   arrays keep White's view like a PGN */
 				if (neg)
@@ -1709,13 +1780,22 @@ parse_epd(pf_pgn *p, const char *s, const char *e)
 			size_t k = 0;
 			long v = parse_uint(arg, al, &k);
 
-			if (v >= 0 && v < 65536)
+			if (al > 0 && arg[0] >= '0' && arg[0] <= '9' &&
+			    (v < 0 || v >= 65536)) {
+				bad_eval(g, 0, "acd ", arg, arg + al);
+				ce_bad = 1;
+			} else if (v >= 0)
 				g->eval_depth[0] = (uint16_t)v;
 		} else if (ol == 2 && memcmp(op, "c9", 2) == 0) {
 			while (al > 0 && is_space((unsigned char)arg[al - 1]))
 				al--;
 			g->result_tag = parse_result(arg, al);
 		}
+	}
+	if (ce_bad) {	/* an evaluation out of range: none */
+		g->eval_kind[0] = PF_PGN_EVAL_NONE;
+		g->eval[0] = 0;
+		g->has_eval = 0;
 	}
 	if (g->eval_kind[0] == PF_PGN_EVAL_NONE)
 		g->eval_depth[0] = 0;
@@ -1759,7 +1839,10 @@ setup_start(pf_pgn *p)
 		g->skip = 1;
 	}
 	if (p->has_fen) {
-		if (pf_board_from_fen(&g->start, p->fen, err, sizeof(err)) < 0) {
+		if (p->fen_long)	/* cut: not the FEN it was */
+			snprintf(err, sizeof(err), "FEN too long");
+		if (p->fen_long || pf_board_from_fen(&g->start, p->fen, err,
+		    sizeof(err)) < 0) {
 			if (!g->skip) {
 				problem(g, PF_PGNP_FEN, p->fen, strlen(p->fen));
 				snprintf(g->detail, sizeof(g->detail), "%s",

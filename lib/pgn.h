@@ -91,6 +91,12 @@ typedef struct pf_pgn_game {
 	int has_marker;			/* a termination marker was seen */
 	pf_pgn_str event, site, white, black, date, term_text, variant;
 
+	/* evaluations dropped as out of range (%eval, or EPD ce / acd):
+	   the game is kept without them */
+	int bad_evals;			/* how many */
+	int bad_eval_ply;		/* the position of the first */
+	char bad_eval_text[48];		/* its text, printable */
+
 	/* problem */
 	int problem;			/* PF_PGNP_* */
 	int skip;			/* 1: write nothing of this game */

@@ -541,3 +541,251 @@ pgn2pos: 4 games read, 2 kept (0 truncated), 2 skipped (2 strict); 11 positions 
 	run posdump -c nb.pos
 	assert_output "262 nb.pos"
 }
+
+# Two short games, for the damaged-input tests below.
+two_games() {
+	printf '[Event "a"]\n[Result "*"]\n\n1. e4 e5 *\n\n[Event "b"]\n[Result "*"]\n\n1. d4 *\n'
+}
+
+@test "zero bytes at the start: read as text, reported, the games kept" {
+	two_games > g.pgn
+	for n in 511 512 1024 10240; do
+		{ head -c $n /dev/zero; cat g.pgn; } > z.pgn
+		# a file, a pipe and gzip all read it the same way
+		gzip -c z.pgn > z.gz
+		for f in z.pgn z.gz -; do
+			p2p "$f" < z.pgn
+			assert_success
+			name=$f
+			[ "$f" = - ] && name=stdin
+			[ "$stderr" = "pgn2pos: $name: game 1: binary data; game skipped
+pgn2pos: 3 games read, 2 kept (0 truncated), 1 skipped (1 bad text); 5 positions written" ] ||
+				fail "$n NULs, $f: $stderr"
+			[ "$(posdump -c out.pos)" = "5 out.pos" ]
+		done
+		p2p --strict z.pgn
+		[ "$status" -eq 1 ] || fail "$n NULs: --strict exits $status"
+	done
+	# nothing but zero bytes (an empty tar archive too) is never a quiet
+	# success
+	head -c 4096 /dev/zero > zeros
+	tar cf empty.tar -T /dev/null
+	for f in zeros empty.tar; do
+		p2p "$f"
+		[[ "$stderr" == "pgn2pos: $f: game 1: binary data; game skipped"* ]] ||
+			fail "$f: $stderr"
+		p2p --strict "$f"
+		[ "$status" -eq 1 ]
+	done
+}
+
+@test "garbage after compressed data: exit 1, named, every game written" {
+	core <(pgn2pos -q "$L10K") > want.txt
+	gzip -c "$L10K" > ok.gz
+	bzip2 -c "$L10K" > ok.bz2
+	for f in ok.gz ok.bz2; do
+		{ cat "$f"; printf 'garbage\n'; } > "bad-$f"
+		for how in file pipe; do
+			if [ $how = file ]; then
+				p2p "bad-$f"
+				name="bad-$f"
+			else
+				p2p < "bad-$f"
+				name=stdin
+			fi
+			[ "$status" -eq 1 ] || fail "$f ($how): exit $status"
+			[[ "$stderr" == "pgn2pos: $name: read error after game 5: 8 bytes of trailing garbage after the compressed data"* ]] ||
+				fail "$f ($how): $stderr"
+			diff want.txt <(core out.pos)
+		done
+		# zero padding after the data is no garbage
+		{ cat "$f"; head -c 1000 /dev/zero; } > "pad-$f"
+		p2p "pad-$f"
+		assert_success
+		[ "$stderr" = "pgn2pos: 5 games read, 5 kept (0 truncated), 0 skipped; 262 positions written" ]
+	done
+}
+
+@test "a damaged zip member is named and the members after it are read" {
+	mkdir d
+	cp "$L10K" d/a.pgn
+	cp "$L10K" d/b.pgn
+	cp "$PGN/bad-moves.pgn" d/c.pgn
+	(cd d && zip -q ../t.zip a.pgn b.pgn c.pgn)
+	# scramble the deflate data of b.pgn
+	python3 - <<'PY'
+import struct, zipfile
+z = zipfile.ZipFile("t.zip")
+off = z.getinfo("b.pgn").header_offset
+data = bytearray(open("t.zip", "rb").read())
+n, m = struct.unpack("<HH", data[off + 26:off + 30])
+for i in range(off + 30 + n + m + 100, off + 30 + n + m + 400):
+    data[i] ^= 0x55
+open("bad.zip", "wb").write(data)
+PY
+	core <(cat d/a.pgn d/c.pgn | pgn2pos -q 2>/dev/null) > want.txt
+	for how in file pipe; do
+		if [ $how = file ]; then
+			p2p bad.zip
+			name=bad.zip
+		else
+			p2p < bad.zip
+			name=stdin
+		fi
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == *"pgn2pos: $name: b.pgn: read error before the first game: ZIP decompression failed"* ]] ||
+			fail "$how: $stderr"
+		[[ "$stderr" == *"pgn2pos: $name: c.pgn: game 2 (ply 2): illegal move \"Qxh9\"; kept 3 positions"* ]] ||
+			fail "$how: $stderr"
+		diff want.txt <(core out.pos)
+	done
+	# a stored member whose bytes no longer match its CRC is damaged too
+	(cd d && zip -q -0 ../s.zip a.pgn b.pgn c.pgn)
+	python3 - <<'PY'
+import struct, zipfile
+z = zipfile.ZipFile("s.zip")
+off = z.getinfo("b.pgn").header_offset
+data = bytearray(open("s.zip", "rb").read())
+n, m = struct.unpack("<HH", data[off + 26:off + 30])
+data[off + 30 + n + m + 50] = ord("X")
+open("crc.zip", "wb").write(data)
+PY
+	p2p crc.zip
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"pgn2pos: crc.zip: b.pgn: read error after game 5: ZIP bad CRC"* ]] ||
+		fail "$stderr"
+	[[ "$stderr" == *"pgn2pos: crc.zip: c.pgn: game 2 (ply 2): illegal move"* ]] ||
+		fail "$stderr"
+}
+
+@test "a tar with a bad header checksum is a damaged archive, not text" {
+	cp "$L10K" a.pgn
+	tar cf t.tar a.pgn
+	# one byte of the member's name changed: the checksum no longer
+	# matches
+	cp t.tar bad.tar
+	printf 'b' | dd of=bad.tar bs=1 count=1 conv=notrunc status=none
+	gzip -c bad.tar > bad.tgz
+	for f in bad.tar bad.tgz; do
+		p2p "$f"
+		[ "$status" -eq 1 ]
+		[ "$stderr" = "pgn2pos: $f: damaged tar archive: header checksum mismatch
+pgn2pos: 0 games read, 0 kept (0 truncated), 0 skipped; 0 positions written" ] ||
+			fail "$f: $stderr"
+	done
+	p2p < bad.tar
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "pgn2pos: stdin: damaged tar archive: header checksum mismatch"* ]]
+}
+
+@test "a TimeControl base too long for a millisecond clock leaves it unknown" {
+	for base in 4294967 4294968 100000000; do
+		printf '[Event "x"]\n[TimeControl "%s+0"]\n\n1. e4 { [%%clk 1:00:00] } 1... e5 *\n\n' $base
+	done > tc.pgn
+	p2p -q tc.pgn
+	assert_success
+	run posdump --fields ply,clock out.pos
+	assert_line --index 0 "ply=0 clock{white=4294967.000 black=4294967.000}"
+	assert_line --index 3 "ply=0 clock{white=- black=-}"
+	assert_line --index 4 "ply=1 clock{white=3600.000 black=-}"
+	assert_line --index 6 "ply=0 clock{white=- black=-}"
+	# the class still follows the base: classical
+	p2p -q --time-control classical tc.pgn
+	[ "$(posdump -c out.pos)" = "9 out.pos" ]
+	p2p -q --time-control blitz tc.pgn
+	[ "$(posdump -c out.pos)" = "0 out.pos" ]
+}
+
+@test "%eval out of range: warned with file and game, dropped, game kept" {
+	printf '[Event "x"]\n\n1. e4 { [%%eval 0.17,99999] } 1... e5 { [%%eval 12345678901234567890] } 2. Nf3 { [%%eval #-99999999999] } 2... Nc6 { [%%eval 0.3,20] } *\n\n[Event "y"]\n\n1. d4 { [%%eval 0.2,65535] } *\n' > ev.pgn
+	p2p ev.pgn
+	assert_success
+	[ "$stderr" = "pgn2pos: ev.pgn: game 1 (ply 1): evaluation out of range \"%eval 0.17,99999\"; dropped (and 2 more in the game)
+pgn2pos: 2 games read, 2 kept (0 truncated), 0 skipped; 7 positions written" ] || fail "$stderr"
+	run posdump --fields game,ply,eval out.pos
+	[ "$(grep -c eval <<< "$output")" -eq 2 ]
+	assert_line --index 4 --partial "ply=4 eval{src=pgn limit=depth:20 score=cp:30 depth=20 "
+	assert_line --index 6 --partial "ply=1 eval{src=pgn limit=depth:65535 score=cp:-20 depth=65535 "
+	p2p --strict ev.pgn
+	[ "$status" -eq 1 ]
+	# EPD ce and acd too
+	printf '%s\n' '4k3/8/8/8/8/8/8/4K3 w - - ce 123456;' '4k3/8/8/8/8/8/8/4K3 w - - ce 10; acd 99999;' > ev.epd
+	p2p ev.epd
+	assert_success
+	[ "$stderr" = "pgn2pos: ev.epd: line 1: evaluation out of range \"ce 123456\"; dropped
+pgn2pos: ev.epd: line 2: evaluation out of range \"acd 99999\"; dropped
+pgn2pos: 2 games read, 2 kept (0 truncated), 0 skipped; 2 positions written" ] || fail "$stderr"
+}
+
+@test "EPD: too few fields and control characters get a reason" {
+	printf '4k3/8/8/8/8/8/8/4K3 w\n4k3/8/8/8/8/8/8/4K3\n4k3/8/8/8/8/8/8/4K3 w - - 0 1\000junk\n4k3/8/8/8/8/8/8/4K3 w -\000 - 0 1\n4k3/8/8/8/8/8/8/4K3 w - - 0 1\n' > bad.epd
+	p2p --epd bad.epd
+	assert_success
+	[ "$stderr" = 'pgn2pos: bad.epd: line 1: invalid FEN "4k3/8/8/8/8/8/8/4K3 w": FEN needs 4 to 6 fields, not 2; line skipped
+pgn2pos: bad.epd: line 2: invalid FEN "4k3/8/8/8/8/8/8/4K3": FEN needs 4 to 6 fields, not 1; line skipped
+pgn2pos: bad.epd: line 3: invalid FEN "4k3/8/8/8/8/8/8/4K3 w - - 0 1?junk": control character 0x00 at column 30; line skipped
+pgn2pos: bad.epd: line 4: invalid FEN "4k3/8/8/8/8/8/8/4K3 w -? - 0 1": control character 0x00 at column 24; line skipped
+pgn2pos: 5 games read, 1 kept (0 truncated), 4 skipped (4 invalid FEN); 1 positions written' ] || fail "$stderr"
+}
+
+@test "FENs no game can reach are refused, in EPD and in [FEN] tags" {
+	fens=('4k3/8/8/8/8/8/8/4K3 w - - -1 1'
+	    '4k3/8/8/8/8/8/8/4K3 w - - 0 -5'
+	    '4k3/8/8/8/8/8/8/R6K w Q - 0 1'
+	    'k7/8/8/8/8/8/8/r3K2r w - - 0 1'
+	    '4k3/8/8/3p1p2/4K3/8/8/8 w - - 0 1'
+	    '4k3/8/8/3p4/8/8/8/K3r3 w - d6 0 1')
+	why=("bad half-move clock '-1'"
+	    "bad full-move number '-5'"
+	    'castling right with the white king on h1, a corner'
+	    'impossible double check from both sides of the king'
+	    'impossible double check by two pawns or knights'
+	    'impossible check after the double pawn push of the en passant square')
+	printf '%s\n' "${fens[@]}" '4k3/8/8/8/8/8/8/R3K3 w Q - 0 1' > f.epd
+	for fen in "${fens[@]}"; do
+		printf '[Event "x"]\n[SetUp "1"]\n[FEN "%s"]\n\n*\n\n' "$fen"
+	done > f.pgn
+	p2p f.epd
+	assert_success
+	[ "$(posdump -c out.pos)" = "1 out.pos" ]
+	p2p f.pgn
+	assert_success
+	[ "$(posdump -c out.pos)" = "0 out.pos" ]
+	for i in "${!fens[@]}"; do
+		n=$((i + 1))
+		[[ "$stderr" == *"pgn2pos: f.pgn: game $n: invalid FEN \"${fens[$i]}\": ${why[$i]}; game skipped"* ]] ||
+			fail "game $n: $stderr"
+	done
+	p2p f.epd
+	for i in "${!fens[@]}"; do
+		n=$((i + 1))
+		[[ "$stderr" == *"pgn2pos: f.epd: line $n: invalid FEN \"${fens[$i]}\": ${why[$i]}; line skipped"* ]] ||
+			fail "line $n: $stderr"
+	done
+	# a [FEN] tag too long to keep is refused, not cut to a shorter FEN
+	printf '[Event "x"]\n[FEN "4k3/8/8/8/8/8/8/4K3 w - - 0%300s1"]\n\n*\n' '' > long.pgn
+	p2p long.pgn
+	[[ "$stderr" == "pgn2pos: long.pgn: game 1: invalid FEN \"4k3/8/8/8/8/8/8/4K3 w - - 0"*"\": FEN too long; game skipped"* ]] ||
+		fail "$stderr"
+}
+
+@test "fuzz findings: text with ustar at offset 257 is text; an EPD clock field that is empty" {
+	# a PGN whose bytes 257-261 happen to read "ustar" (a player called
+	# Gustar) is not a damaged tar archive
+	{
+		printf '[Event "x"]\n[White "'
+		head -c $((257 - 20 - 1)) /dev/zero | tr '\0' 'a'
+		printf 'Gustar"]\n[Black "b"]\n[Result "1-0"]\n\n1. e4 e5 1-0\n'
+		head -c 400 /dev/zero | tr '\0' '\n'
+	} > g.pgn
+	[ "$(head -c 262 g.pgn | tail -c 5)" = "ustar" ]
+	run pgn2pos g.pgn -o out.pos
+	assert_success
+	assert_output --partial "1 games read"
+	# a clock field left empty before the opcodes' ';' (fuzz: read one
+	# byte before the field)
+	printf '8/8/8/4k3/8/8/8/4K3 w - - ;\n' > e.epd
+	run pgn2pos --epd e.epd -o e.pos
+	assert_success
+	[ "$(posdump --fields fen e.pos)" = "8/8/8/4k3/8/8/8/4K3 w - - 0 1" ]
+}

@@ -335,6 +335,42 @@ test_validation(void)
 		    "more than 16 white pieces" },
 		{ "4k3/8/8/8/8/P7/PPPPPPPP/4K3 w - - 0 1",
 		    "more than 8 white pawns" },
+		/* clocks are never negative */
+		{ "4k3/8/8/8/8/8/8/4K3 w - - -1 1",
+		    "bad half-move clock '-1'" },
+		/* a king that may castle is never in a corner */
+		{ "4k3/8/8/8/8/8/8/R6K w Q - 0 1",
+		    "castling right with the white king on h1, a corner" },
+		{ "k6r/8/8/8/8/8/8/4K3 b h - 0 1",
+		    "castling right with the black king on a8, a corner" },
+		{ "4k3/8/8/8/8/8/8/KR6 w B - 0 1",
+		    "castling right with the white king on a1, a corner" },
+		{ "1k2r3/8/8/8/8/8/8/RK2R3 w AE - 0 1", NULL },
+		/* checks no move can give */
+		{ "k7/8/8/8/8/8/8/r3K2r w - - 0 1",
+		    "impossible double check from both sides of the king" },
+		{ "4r3/8/8/8/4K3/8/8/k3r3 w - - 0 1",
+		    "impossible double check from both sides of the king" },
+		{ "k7/8/8/8/4K3/8/8/q3r3 w - - 0 1", NULL },
+		{ "k7/8/8/8/4K3/8/2b3b1/8 w - - 0 1",
+		    "impossible double check by two bishops" },
+		{ "k7/8/8/8/4K3/8/2q3b1/8 w - - 0 1", NULL },
+		{ "4k3/8/8/8/8/3n1n2/8/4K3 w - - 0 1",
+		    "impossible double check by two pawns or knights" },
+		{ "4k3/8/8/3p1p2/4K3/8/8/8 w - - 0 1",
+		    "impossible double check by two pawns or knights" },
+		{ "4k3/8/8/3p4/4K3/8/5n2/8 w - - 0 1",
+		    "impossible double check by two pawns or knights" },
+		{ "4k3/8/2b2n2/8/4K3/8/8/8 w - - 0 1", NULL },
+		{ "4k3/8/8/3p4/4K3/8/8/4r3 w - d6 0 1",
+		    "impossible check after the double pawn push of the en "
+		    "passant square" },
+		{ "4k3/8/8/3p4/8/8/8/K3r3 w - d6 0 1",
+		    "impossible check after the double pawn push of the en "
+		    "passant square" },
+		{ "4k3/8/8/3p4/8/8/8/K3r3 w - - 0 1", NULL },
+		{ "2b1k3/8/4K3/3p4/8/8/8/8 w - d6 0 1", NULL },
+		{ "4k3/8/8/3p4/4K3/8/8/8 w - d6 0 1", NULL },
 	};
 	char err[128];
 	pf_board b;

@@ -267,6 +267,55 @@ test_tags_and_annotations(void)
 	    "%%eval (cp, depth, mate) and %%clk (h:mm:ss.f)");
 }
 
+/* Evaluations a record cannot hold are dropped and counted, the rest
+   kept: the limits are an i32 score and a u16 depth. */
+static int
+check_eval_range(pf_pgn_game *g, int i)
+{
+	(void)i;
+	return g->nmoves == 7 && g->problem == PF_PGNP_NONE &&
+	    g->eval_kind[1] == PF_PGN_EVAL_CP && g->eval[1] == 2147483647 &&
+	    g->eval_depth[1] == 65535 &&
+	    g->eval_kind[2] == PF_PGN_EVAL_NONE &&
+	    g->eval_kind[3] == PF_PGN_EVAL_MATE && g->eval[3] == -2147483647 &&
+	    g->eval_kind[4] == PF_PGN_EVAL_NONE &&
+	    g->eval_kind[5] == PF_PGN_EVAL_NONE &&
+	    g->eval_kind[6] == PF_PGN_EVAL_NONE &&
+	    g->eval_kind[7] == PF_PGN_EVAL_CP && g->eval[7] == -30 &&
+	    g->bad_evals == 4 && g->bad_eval_ply == 2 &&
+	    strcmp(g->bad_eval_text, "%eval 0.1,65536") == 0;
+}
+
+static int
+check_epd_range(pf_pgn_game *g, int i)
+{
+	if (i == 0)
+		return g->eval_kind[0] == PF_PGN_EVAL_NONE &&
+		    g->bad_evals == 1 &&
+		    strcmp(g->bad_eval_text, "ce 100000") == 0;
+	return g->eval_kind[0] == PF_PGN_EVAL_CP && g->eval[0] == 99999 &&
+	    g->eval_depth[0] == 65535 && g->bad_evals == 0;
+}
+
+static void
+test_eval_range(void)
+{
+	static const char pgn[] =
+	    "1. e4 { [%eval 21474836.47,65535] } e5 { [%eval 0.1,65536] } "
+	    "2. Nf3 { [%eval #-2147483647] } Nc6 { [%eval #-2147483648] } "
+	    "3. Bb5 { [%eval 12345678901234567890] } a6 "
+	    "{ [%eval -21474836.475] } 4. Ba4 { [%eval -0.3,20] } *\n";
+	static const char epd[] =
+	    "4k3/8/8/8/8/8/8/4K3 w - - ce 100000; acd 20;\n"
+	    "4k3/8/8/8/8/8/8/4K3 w - - ce 99999; acd 65535;\n";
+
+	CHECK(parse_text(pgn, sizeof(pgn) - 1, check_eval_range) == 1,
+	    "%%eval out of range (score, mate, depth) dropped and counted, "
+	    "the limits kept");
+	CHECK(parse_text(epd, sizeof(epd) - 1, check_epd_range) == 2,
+	    "EPD ce out of range dropped and counted");
+}
+
 static void
 test_tc_classes(void)
 {
@@ -315,6 +364,7 @@ main(void)
 	test_long_comment();
 	test_tags_and_annotations();
 	test_tc_classes();
+	test_eval_range();
 	test_epd();
 	return t_done();
 }
