@@ -5,11 +5,16 @@
 #                         run every test (C unit tests, perft, bats)
 #   make SANITIZE=1 check the same with AddressSanitizer and UBSan
 #   make demo             run the main pipeline on the bundled games
+#   make fuzz             build the libFuzzer targets of tests/fuzz/ (needs
+#                         clang and libclang-rt-14-dev), replay the inputs
+#                         of tests/fuzz/regress/, fuzz each target FUZZ_S
+#                         seconds (default 60) from its corpus; fails on a
+#                         crash or a broken property (CI: FUZZ_S=6)
 #   make install PREFIX=/usr/local
 #
 # Every cmd/*.c is one tool, every lib/*.c goes into lib/libposflow.a,
-# every tests/unit/*.c is one unit-test program: adding a file needs no
-# change here.
+# every tests/unit/*.c is one unit-test program, every tests/fuzz/*.c one
+# fuzz target: adding a file needs no change here.
 
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
@@ -120,3 +125,42 @@ install: all
 
 clean:
 	rm -rf build build-san
+
+# ---- fuzzing (tests/fuzz/README) -------------------------------------------
+# Every tests/fuzz/*.c is one libFuzzer target, linked with the library
+# sources built again by clang with ASan, UBSan and coverage; tests/fuzz/run
+# runs them.  Separate from the rules above: nothing here is built by
+# `all` or `check`.
+FUZZ_S	?= 60
+FUZZ_CC	?= clang
+FUZZ_DIR = $(BUILD)/fuzz
+FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
+	-fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined $(PKG_CFLAGS) -Ilib
+FUZZ_SRC = $(wildcard tests/fuzz/*.c)
+FUZZ_HDR = $(wildcard tests/fuzz/*.h)
+FUZZ_BINS = $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_DIR)/%)
+FUZZ_LIB_OBJ = $(LIB_SRC:lib/%.c=$(FUZZ_DIR)/lib/%.o)
+
+.PHONY: fuzz fuzz-build
+
+$(FUZZ_DIR)/lib/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+# Named here, not only in the pattern rule, so that make keeps them.
+$(FUZZ_BINS): $(FUZZ_LIB_OBJ)
+
+$(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_HDR) $(FUZZ_LIB_OBJ) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wall -Wextra -Werror -fsanitize=fuzzer \
+		-o $@ $< $(FUZZ_LIB_OBJ) $(LIBS)
+
+fuzz-build:
+	@command -v $(FUZZ_CC) >/dev/null 2>&1 || { echo "fuzz: $(FUZZ_CC)" \
+		"not found (Debian: apt-get install clang libclang-rt-14-dev)"; \
+		exit 1; }
+	$(MAKE) $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	BUILD=$(BUILD) FUZZ_S=$(FUZZ_S) tests/fuzz/run
