@@ -801,10 +801,8 @@ main(int argc, char *argv[])
 			st.write_err = 1;
 		}
 	}
-	if (st.broken) {
-		rc = PF_EXIT_OK;
+	if (st.broken)		/* a closed pipe: quietly, input errors kept */
 		goto out;
-	}
 	if (st.write_err)
 		rc = PF_EXIT_DATA;
 	if (o.strict && st.problems + st.skipped[SK_STRICT] > 0)
@@ -825,8 +823,13 @@ main(int argc, char *argv[])
 	}
 out:
 	pf_writer_free(st.w);
-	if (fd > STDOUT_FILENO)
-		close(fd);
+	/* An output file left empty by a failed write is removed (it would
+	   read as a complete empty stream). */
+	if (fd >= 0 && pf_close_output(o.output, fd, st.write_err) == -1 &&
+	    !st.write_err) {
+		pf_warn("%s", o.output);
+		rc = PF_EXIT_DATA;
+	}
 	pf_pgn_free(pgn);
 	pf_extbuf_free(&st.ext);
 	free(st.bloom);

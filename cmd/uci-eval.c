@@ -1201,7 +1201,7 @@ main(int argc, char **argv)
 	struct opts o;
 	struct run R;
 	struct sigaction sa;
-	int compress = 0, fd = -1, r;
+	int compress = 0, fd = -1, r, incomplete = 0;
 
 	pf_prog_init(argv);
 	memset(&R, 0, sizeof(R));
@@ -1303,9 +1303,18 @@ main(int argc, char **argv)
 		else if (unfinished || !R.input_done)
 			pf_warnx("stopped: %llu records read but not finished",
 			    (unsigned long long)unfinished);
+		incomplete = got_signal || unfinished || !R.input_done;
 		R.status = PF_EXIT_DATA;
 	}
-	if (!R.broken && pf_writer_close(R.w) == -1) {
+	if (incomplete) {
+		/* The finished records are kept, but the stream gets no end
+		   block, so that every reader sees it is incomplete. */
+		if (!R.broken && pf_writer_flush(R.w) == -1 &&
+		    !pf_writer_broken_pipe(R.w)) {
+			pf_warnx("%s", pf_writer_error(R.w));
+			R.broken = 1;
+		}
+	} else if (!R.broken && pf_writer_close(R.w) == -1) {
 		if (!pf_writer_broken_pipe(R.w)) {
 			pf_warnx("%s", pf_writer_error(R.w));
 			R.status = PF_EXIT_DATA;
@@ -1322,9 +1331,14 @@ out:
 	stop_engines(&R);
 	if (R.r)
 		close_input(&R);
+	r = R.w != NULL && R.broken && !pf_writer_broken_pipe(R.w);
 	pf_writer_free(R.w);
-	if (fd > 1)
-		close(fd);
+	/* An output file left empty by a failed write is removed (it would
+	   read as a complete empty stream). */
+	if (pf_close_output(o.output, fd, r) == -1 && R.status == PF_EXIT_OK) {
+		pf_warn("%s", o.output);
+		R.status = PF_EXIT_DATA;
+	}
 	if (R.win)
 		for (size_t i = 0; i < R.cap; i++) {
 			pf_extbuf_free(&R.win[i].in);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "prog.h"
@@ -163,6 +164,24 @@ pf_open_output(const char *path, int force, int *compress)
 		return -1;
 	}
 	return fd;
+}
+
+int
+pf_close_output(const char *path, int fd, int failed)
+{
+	struct stat st, named;
+	int rc;
+
+	if (fd < 0 || fd == STDOUT_FILENO || path == NULL ||
+	    strcmp(path, "-") == 0)
+		return 0;
+	/* Only the file this fd is, still under that name. */
+	if (failed && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size == 0 && stat(path, &named) == 0 &&
+	    named.st_dev == st.st_dev && named.st_ino == st.st_ino)
+		(void)unlink(path);
+	rc = close(fd);
+	return rc == -1 && errno != EINTR ? -1 : 0;
 }
 
 void

@@ -52,6 +52,16 @@ double	pf_strtod(const char *s, double min, double max, const char **errstr);
  */
 int	pf_open_output(const char *path, int force, int *compress);
 
+/*
+ * Close the output fd that pf_open_output returned for path (standard
+ * output is left open).  When writing it failed (failed != 0) and the file
+ * holds nothing, it is removed: zero bytes read as a valid empty stream,
+ * and the empty file of a failed run (a disk already full) must not be
+ * taken for a complete one.  Returns 0, or -1 with errno set when close(2)
+ * reports an error (on some file systems the first sign of a full disk).
+ */
+int	pf_close_output(const char *path, int fd, int failed);
+
 /* Report a failed pf_open_output: for a terminal, "refusing to write
    binary output to a terminal (use -f to force)", else path: strerror. */
 void	pf_warn_output(const char *path);

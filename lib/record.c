@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1043,6 +1044,9 @@ werr(pf_writer *w, const char *fmt, ...)
 	w->failed = 1;
 }
 
+static int	write_header(pf_writer *);
+static int	emit(pf_writer *, const uint8_t *, size_t, ZSTD_EndDirective);
+
 static uint64_t
 now_ms(void)
 {
@@ -1058,6 +1062,7 @@ now_ms(void)
 pf_writer *
 pf_writer_open_fd(int fd, const char *name, const pf_writer_opts *opts)
 {
+	struct stat st;
 	pf_writer *w;
 
 	if ((w = calloc(1, sizeof(*w))) == NULL)
@@ -1095,6 +1100,20 @@ pf_writer_open_fd(int fd, const char *name, const pf_writer_opts *opts)
 			goto fail;
 		}
 	}
+	/*
+	 * A file outlives this process and is read without its exit status,
+	 * so it starts as a stream that is visibly unfinished (a header, no
+	 * end block) instead of as zero bytes, which read as a valid empty
+	 * stream: a run killed before its first block is never taken for a
+	 * complete one.  A failure here is kept like any write error and
+	 * returned by the next call.  On a pipe the header still goes with
+	 * the first block, so that nothing is written before a flush: a
+	 * writer killed before its first block leaves a reader there zero
+	 * bytes, and only the writer's exit status tells.
+	 */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    write_header(w) == 0 && w->cctx != NULL)
+		(void)emit(w, NULL, 0, ZSTD_e_flush);
 	return w;
 fail:
 	{

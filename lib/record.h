@@ -162,7 +162,13 @@ typedef struct pf_writer_opts {
 				   <0 never */
 } pf_writer_opts;
 
-/* fd is not closed by the writer.  opts may be NULL for defaults. */
+/*
+ * fd is not closed by the writer.  opts may be NULL for defaults.  On a
+ * regular file the stream header is written at once, so that the file of
+ * a run that dies before its end block never reads as a complete (empty)
+ * stream; if that write fails, the next call returns the error.  NULL only
+ * on allocation failure or a bad zstd level (errno set).
+ */
 pf_writer	*pf_writer_open_fd(int fd, const char *name,
 		    const pf_writer_opts *opts);
 /* Encode and buffer one record; its ext bytes are copied. 0 / -1. */
