@@ -25,12 +25,14 @@
 
 enum field {
 	F_FEN, F_GAME, F_PLY, F_MOVE, F_SAN, F_RESULT, F_FLAGS, F_META,
-	F_EVAL, F_MOVESCORES, F_CLOCK, F_POLICY, F_VALUE, F_EXT, F_NFIELDS
+	F_EVAL, F_MOVESCORES, F_CLOCK, F_POLICY, F_VALUE, F_COMPLEXITY,
+	F_REPAIR, F_EXT, F_NFIELDS
 };
 
 static const char *const field_names[F_NFIELDS] = {
 	"fen", "game", "ply", "move", "san", "result", "flags", "meta",
-	"eval", "movescores", "clock", "policy", "value", "ext"
+	"eval", "movescores", "clock", "policy", "value", "complexity",
+	"repair", "ext"
 };
 
 struct opts {
@@ -57,6 +59,10 @@ static const char *const policy_names[] = { "?", "zeman", "softmax",
 	"winprob" };
 static const char *const value_names[] = { "?", "tanh", "logistic", "wdl",
 	"wdl_engine", "linear" };
+static const char *const complexity_modes[] = { "unknown", "depth",
+	"nodes" };
+static const char *const panda_classes[] = { "none", "definite",
+	"maybe-yes", "maybe-no" };
 
 #define NAME(table, i) \
 	((size_t)(i) < sizeof(table) / sizeof(table[0]) ? table[i] : "unknown")
@@ -413,6 +419,146 @@ show_value(FILE *fp, int json, const pf_value *v)
 		    f32_text(v->target, f4, sizeof(f4)));
 }
 
+/* A float as a JSON number, or null when not finite (text: f32_text). */
+static const char *
+num_text(int json, float v, char *buf, size_t len)
+{
+	if (json && !isfinite(v))
+		return "null";
+	return f32_text(v, buf, len);
+}
+
+/*
+ * Depth mode: the metric, the depths, the surprising move and its two
+ * probabilities, the thresholds.  Nodes mode: the two evaluations (limit,
+ * depth, best move, Q), the loss, which criteria fired, the thresholds.
+ */
+static void
+show_complexity(FILE *fp, int json, const pf_complexity *c,
+    const pf_board *b, int board_ok)
+{
+	char mb[PF_UCI_MAX + 8], f[6][32];
+	const char *fired;
+
+	if (json)
+		fprintf(fp, "{\"type\":\"complexity\",\"mode\":\"%s\","
+		    "\"complexity\":%u,\"depth\":%u",
+		    NAME(complexity_modes, c->mode), c->complexity, c->depth);
+	else
+		fprintf(fp, "complexity{mode=%s complexity=%u depth=%u",
+		    NAME(complexity_modes, c->mode), c->complexity, c->depth);
+	if (c->mode == PF_COMPLEXITY_DEPTH) {
+		fprintf(fp, json ? ",\"first_depth\":%u,\"move\":\"%s\","
+		    "\"p_first\":%s,\"p_decide\":%s,\"low\":%s,\"high\":%s,"
+		    "\"policy\":\"%s\"" : " first_depth=%u move=%s p_first=%s "
+		    "p_decide=%s low=%s high=%s policy=%s", c->first_depth,
+		    move_text(b, board_ok, c->move, mb),
+		    num_text(json, c->p_first, f[0], sizeof(f[0])),
+		    num_text(json, c->p_decide, f[1], sizeof(f[1])),
+		    num_text(json, c->low, f[2], sizeof(f[2])),
+		    num_text(json, c->high, f[3], sizeof(f[3])),
+		    NAME(policy_names, c->method));
+	} else if (c->mode == PF_COMPLEXITY_NODES) {
+		switch (c->flags & (PF_COMPLEXITYF_MOVE | PF_COMPLEXITYF_Q)) {
+		case PF_COMPLEXITYF_MOVE:
+			fired = json ? "[\"move\"]" : "move";
+			break;
+		case PF_COMPLEXITYF_Q:
+			fired = json ? "[\"q\"]" : "q";
+			break;
+		case PF_COMPLEXITYF_MOVE | PF_COMPLEXITYF_Q:
+			fired = json ? "[\"move\",\"q\"]" : "move,q";
+			break;
+		default:
+			fired = json ? "[]" : "-";
+			break;
+		}
+		if (json) {
+			fprintf(fp, ",\"shallow_limit\":\"%s\","
+			    "\"shallow_limit_value\":%" PRIu64 ","
+			    "\"shallow_depth\":%u,\"deep_limit\":\"%s\","
+			    "\"deep_limit_value\":%" PRIu64 ",",
+			    NAME(limit_names, c->shallow_kind),
+			    c->shallow_limit, c->shallow_depth,
+			    NAME(limit_names, c->deep_kind), c->deep_limit);
+			fprintf(fp, "\"shallow_best\":\"%s\",",
+			    move_text(b, board_ok, c->shallow_best, mb));
+			fprintf(fp, "\"deep_best\":\"%s\",\"moves_differ\":%s,"
+			    "\"loss\":", move_text(b, board_ok, c->deep_best,
+			    mb), c->flags & PF_COMPLEXITYF_DIFFER ? "true" :
+			    "false");
+		} else {
+			fputs(" shallow=", fp);
+			limit_text(fp, c->shallow_kind, c->shallow_limit);
+			fprintf(fp, " shallow_depth=%u deep=", c->shallow_depth);
+			limit_text(fp, c->deep_kind, c->deep_limit);
+			fprintf(fp, " shallow_best=%s", move_text(b, board_ok,
+			    c->shallow_best, mb));
+			fprintf(fp, " deep_best=%s%s loss=", move_text(b,
+			    board_ok, c->deep_best, mb),
+			    c->flags & PF_COMPLEXITYF_DIFFER ? " differ" : "");
+		}
+		if (c->flags & PF_COMPLEXITYF_LOSS_KNOWN)
+			fprintf(fp, "%" PRId32, c->loss);
+		else
+			fputs(json ? "null" : "-", fp);
+		fprintf(fp, json ? ",\"q_shallow\":%s,\"q_deep\":%s,"
+		    "\"fired\":%s,\"min_loss\":%" PRId32 ",\"threshold\":%s" :
+		    " q_shallow=%s q_deep=%s fired=%s min_loss=%" PRId32
+		    " threshold=%s",
+		    num_text(json, c->q_shallow, f[0], sizeof(f[0])),
+		    num_text(json, c->q_deep, f[1], sizeof(f[1])), fired,
+		    c->min_loss, num_text(json, c->threshold, f[2],
+		    sizeof(f[2])));
+	}
+	putc('}', fp);
+}
+
+/*
+ * Candidates: the class as a boolean, the two Q values and where they
+ * came from.  Panda: the class, the original and repaired values, and
+ * whether a search re-scored it.
+ */
+static void
+show_repair(FILE *fp, int json, const pf_repair *r)
+{
+	char f1[32], f2[32];
+	const char *q = r->flags & PF_REPAIRF_WDL ? "wdl" : "logistic";
+	int rescored = (r->flags & PF_REPAIRF_RESCORED) != 0;
+
+	switch (r->mode) {
+	case PF_REPAIR_CANDIDATES:
+		fprintf(fp, json ? "{\"type\":\"repair\",\"mode\":"
+		    "\"candidates\",\"candidate\":%s,\"q_shallow\":%s,"
+		    "\"q_deep\":%s,\"q\":\"%s\"}" : "repair{mode=candidates "
+		    "candidate=%s q_shallow=%s q_deep=%s q=%s}",
+		    r->cls ? (json ? "true" : "yes") : (json ? "false" : "no"),
+		    num_text(json, r->q_shallow, f1, sizeof(f1)),
+		    num_text(json, r->q_deep, f2, sizeof(f2)), q);
+		break;
+	case PF_REPAIR_PANDA:
+		fprintf(fp, json ? "{\"type\":\"repair\",\"mode\":\"panda\","
+		    "\"class\":\"%s\",\"original\":%" PRId32 ",\"repaired\":%"
+		    PRId32 ",\"rescored\":%s}" : "repair{mode=panda class=%s "
+		    "original=%" PRId32 " repaired=%" PRId32 " rescored=%s}",
+		    NAME(panda_classes, r->cls), r->original, r->repaired,
+		    rescored ? (json ? "true" : "yes") : (json ? "false" :
+		    "no"));
+		break;
+	default:
+		/* A later mode: every field, raw. */
+		fprintf(fp, json ? "{\"type\":\"repair\",\"mode\":%u,"
+		    "\"class\":%u,\"flags\":%u,\"q_shallow\":%s,\"q_deep\":%s,"
+		    "\"original\":%" PRId32 ",\"repaired\":%" PRId32 "}" :
+		    "repair{mode=%u class=%u flags=%u q_shallow=%s q_deep=%s "
+		    "original=%" PRId32 " repaired=%" PRId32 "}", r->mode,
+		    r->cls, r->flags, num_text(json, r->q_shallow, f1,
+		    sizeof(f1)), num_text(json, r->q_deep, f2, sizeof(f2)),
+		    r->original, r->repaired);
+		break;
+	}
+}
+
 static void
 show_clock(FILE *fp, int json, const pf_clock *c)
 {
@@ -480,6 +626,10 @@ ext_field(uint16_t type)
 		return F_POLICY;
 	case PF_EXT_VALUE:
 		return F_VALUE;
+	case PF_EXT_COMPLEXITY:
+		return F_COMPLEXITY;
+	case PF_EXT_REPAIR:
+		return F_REPAIR;
 	default:
 		return F_EXT;
 	}
@@ -500,6 +650,8 @@ show_ext(FILE *fp, const struct opts *o, const pf_ext *x, const pf_board *b,
 	pf_meta me;
 	pf_value va;
 	pf_clock cl;
+	pf_complexity co;
+	pf_repair re;
 	int bad = 0;
 
 	switch (x->type) {
@@ -526,6 +678,14 @@ show_ext(FILE *fp, const struct opts *o, const pf_ext *x, const pf_board *b,
 	case PF_EXT_VALUE:
 		if ((bad = pf_value_decode(x, &va)) == 0)
 			show_value(fp, o->json, &va);
+		break;
+	case PF_EXT_COMPLEXITY:
+		if ((bad = pf_complexity_decode(x, &co)) == 0)
+			show_complexity(fp, o->json, &co, b, board_ok);
+		break;
+	case PF_EXT_REPAIR:
+		if ((bad = pf_repair_decode(x, &re)) == 0)
+			show_repair(fp, o->json, &re);
 		break;
 	default:
 		show_unknown(fp, o->json, x, NULL);

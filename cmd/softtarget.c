@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "evalsel.h"
+#include "filter.h"
+#include "policyopt.h"
 #include "posflow.h"
 #include "target.h"
 
@@ -40,22 +42,19 @@ enum { VM_TANH, VM_LOGISTIC, VM_WDL, VM_LINEAR, VM_N };
 static const char *const vm_names[VM_N] = { "tanh", "logistic", "wdl",
 	"linear" };
 
-/* Which evaluation (and per-move table) a target is computed from. */
-enum { SEL_DEEPEST, SEL_FIRST, SEL_LAST, SEL_PGN, SEL_DEPTH, SEL_NODES,
-	SEL_MOVETIME };
-
-/* Options given, to refuse those that do not apply. */
-enum { SET_DROP = 1, SET_POWER = 2, SET_TEMP = 4, SET_SPREAD = 8,
-	SET_ALPHA = 16, SET_WDL_A = 32, SET_WDL_B = 64, SET_LAMBDA = 128,
-	SET_MAXPLIES = 256 };
+/* Value options given, to refuse those that do not apply (the policy
+   options: lib/policyopt.c). */
+enum { SET_SPREAD = 1, SET_ALPHA = 2, SET_WDL_A = 4, SET_WDL_B = 8,
+	SET_LAMBDA = 16, SET_MAXPLIES = 32 };
 
 struct opts {
+	pf_policy_opts po;	/* as given */
 	pf_policy_params pp;	/* pp.method 0: no policy target */
 	int nvalues;
 	int values[VM_N];	/* VM_*, in the order given */
 	double spread, alpha, wdl_a, wdl_b, lambda;
-	int sel;		/* SEL_* */
-	uint64_t sel_limit;	/* SEL_DEPTH, _NODES, _MOVETIME */
+	pf_evalsel sel;		/* which evaluation and table (--eval) */
+	int repaired;		/* --eval repaired: repair-mark's value */
 	int require;
 	int max_game_plies;
 	int compress, force;
@@ -105,11 +104,8 @@ struct run {
 	int chain_ok;		/* chain is the previous record's */
 	pf_target *target;
 	pf_extbuf eb;
-	pf_writer *w;
 	struct game game;
-	const char *name;	/* current input, for messages */
-	int status;		/* PF_EXIT_* so far */
-	int stop;		/* output failed or closed */
+	pf_filter f;		/* output, current input, status */
 };
 
 static void
@@ -124,58 +120,14 @@ static int
 parse_double(const char *opt, const char *s, double min, double max,
     int positive, double *out)
 {
-	const char *errstr;
-	double v;
+	char err[256];
 
-	v = pf_strtod(s, min, max, &errstr);
-	if (errstr != NULL) {
-		pf_warnx("%s: %s: %s (want %g to %g)", opt, s, errstr, min,
-		    max);
+	if (pf_opt_double(opt, s, min, max, positive, out, err,
+	    sizeof(err)) == -1) {
+		pf_warnx("%s", err);
 		return -1;
 	}
-	if (positive && !(v > 0)) {
-		pf_warnx("%s: %s: must be greater than 0", opt, s);
-		return -1;
-	}
-	*out = v;
 	return 0;
-}
-
-static int
-parse_selector(struct opts *o, const char *s)
-{
-	static const struct { const char *name; int sel; } names[] = {
-		{ "deepest", SEL_DEEPEST }, { "first", SEL_FIRST },
-		{ "last", SEL_LAST }, { "pgn", SEL_PGN }
-	};
-	static const struct { const char *prefix; int sel; } limits[] = {
-		{ "depth:", SEL_DEPTH }, { "nodes:", SEL_NODES },
-		{ "movetime:", SEL_MOVETIME }
-	};
-	const char *errstr;
-	size_t i, len;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(s, names[i].name) == 0) {
-			o->sel = names[i].sel;
-			return 0;
-		}
-	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
-		len = strlen(limits[i].prefix);
-		if (strncmp(s, limits[i].prefix, len) != 0)
-			continue;
-		o->sel_limit = (uint64_t)pf_strtonum(s + len, 0, LLONG_MAX,
-		    &errstr);
-		if (errstr != NULL) {
-			pf_warnx("--eval: %s: limit %s", s, errstr);
-			return -1;
-		}
-		o->sel = limits[i].sel;
-		return 0;
-	}
-	pf_warnx("--eval: %s: unknown selector (deepest, first, last, pgn, "
-	    "depth:N, nodes:N, movetime:N)", s);
-	return -1;
 }
 
 static int
@@ -196,25 +148,19 @@ static int
 check_combination(struct opts *o)
 {
 	int want[VM_N] = { 0 }, i, eval_values = 0;
-	int zeman = o->pp.method == PF_POLICY_ZEMAN;
-	int temp = o->pp.method == PF_POLICY_SOFTMAX ||
-	    o->pp.method == PF_POLICY_WINPROB;
+	char err[256];
 
 	for (i = 0; i < o->nvalues; i++) {
 		want[o->values[i]] = 1;
 		if (o->values[i] != VM_LINEAR)
 			eval_values = 1;
 	}
-	if (o->pp.method == 0 && o->nvalues == 0) {
+	if (o->po.method == 0 && o->nvalues == 0) {
 		pf_warnx("--policy none needs a --value");
 		return -1;
 	}
-	if ((o->set & (SET_DROP | SET_POWER)) && !zeman) {
-		pf_warnx("--drop and --power need --policy zeman");
-		return -1;
-	}
-	if ((o->set & SET_TEMP) && !temp) {
-		pf_warnx("--temperature needs --policy softmax or winprob");
+	if (pf_policy_opts_params(&o->po, &o->pp, err, sizeof(err)) == -1) {
+		pf_warnx("%s", err);
 		return -1;
 	}
 	if ((o->set & SET_SPREAD) && !want[VM_TANH]) {
@@ -272,12 +218,9 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
-	/* In PF_POLICY_* order; "none" writes no policy target. */
-	static const char *const policy_names[] = { "none", "zeman",
-		"softmax", "winprob" };
 	const char *errstr;
-	double temp = 0;
-	int ch, m, i, policy = PF_POLICY_ZEMAN;
+	char err[256];
+	int ch, m, i, li;
 
 	memset(o, 0, sizeof(*o));
 	o->spread = PF_TANH_SPREAD;
@@ -285,34 +228,20 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 	o->wdl_a = PF_WDL_A;
 	o->wdl_b = PF_WDL_B;
 	o->lambda = 1;
-	o->sel = SEL_DEEPEST;
+	o->sel.kind = PF_EVALSEL_DEEPEST;
 	o->max_game_plies = 4096;
-	pf_policy_params_default(&o->pp, 0);
-	while ((ch = getopt_long(argc, argv, "fo:z", longopts, NULL)) != -1) {
+	pf_policy_opts_init(&o->po);
+	while ((ch = getopt_long(argc, argv, "fo:z", longopts, &li)) != -1) {
 		switch (ch) {
 		case O_POLICY:
-			if ((m = parse_method("--policy", optarg, policy_names,
-			    4)) < 0)
-				goto bad;
-			policy = m;
-			break;
 		case O_DROP:
-			if (parse_double("--drop", optarg, 0, 0.99, 0,
-			    &o->pp.drop) == -1)
-				goto bad;
-			o->set |= SET_DROP;
-			break;
 		case O_POWER:
-			if (parse_double("--power", optarg, 0, 64, 1,
-			    &o->pp.power) == -1)
-				goto bad;
-			o->set |= SET_POWER;
-			break;
 		case O_TEMP:
-			if (parse_double("--temperature", optarg, 0, 1e9, 1,
-			    &temp) == -1)
+			if (pf_policy_option(&o->po, longopts[li].name, optarg,
+			    1, err, sizeof(err)) == -1) {
+				pf_warnx("%s", err);
 				goto bad;
-			o->set |= SET_TEMP;
+			}
 			break;
 		case O_VALUE:
 			if ((m = parse_method("--value", optarg, vm_names,
@@ -357,8 +286,17 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 			o->set |= SET_LAMBDA;
 			break;
 		case O_EVAL:
-			if (parse_selector(o, optarg) == -1)
+			if (strcmp(optarg, "repaired") == 0) {
+				o->repaired = 1;	/* tables: deepest */
+				o->sel.kind = PF_EVALSEL_DEEPEST;
+				break;
+			}
+			o->repaired = 0;
+			if (pf_evalsel_parse(optarg, &o->sel, err,
+			    sizeof(err)) == -1) {
+				pf_warnx("--eval: %s: %s", optarg, err);
 				goto bad;
+			}
 			break;
 		case O_REQUIRE:
 			o->require = 1;
@@ -392,18 +330,6 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 			goto bad;
 		}
 	}
-	if (policy != 0) {
-		double drop = o->pp.drop, power = o->pp.power;
-
-		pf_policy_params_default(&o->pp, policy);
-		if (o->set & SET_DROP)
-			o->pp.drop = drop;
-		if (o->set & SET_POWER)
-			o->pp.power = power;
-		if (o->set & SET_TEMP)
-			o->pp.temperature = temp;
-	} else
-		o->pp.method = 0;
 	if (check_combination(o) == -1)
 		goto bad;
 	*optindp = optind;
@@ -415,75 +341,6 @@ bad:
 
 /* ---- per record ------------------------------------------------------- */
 
-static void
-record_error(struct run *run, uint64_t recno, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-record_error(struct run *run, uint64_t recno, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	pf_warnx("%s: record %" PRIu64 ": %s", run->name, recno, msg);
-	run->status = PF_EXIT_DATA;
-}
-
-static void
-put(struct run *run, const pf_record *rec)
-{
-	if (run->stop)
-		return;
-	if (pf_writer_put(run->w, rec) == -1) {
-		if (!pf_writer_broken_pipe(run->w)) {
-			pf_warnx("%s", pf_writer_error(run->w));
-			run->status = PF_EXIT_DATA;
-		}
-		run->stop = 1;
-	}
-}
-
-static int
-limit_kind_of(int sel)
-{
-	switch (sel) {
-	case SEL_DEPTH:
-		return PF_LIMIT_DEPTH;
-	case SEL_NODES:
-		return PF_LIMIT_NODES;
-	default:
-		return PF_LIMIT_MOVETIME;
-	}
-}
-
-/*
- * May evaluation v be chosen under the selector?  Among those that may,
- * build() keeps the first (first), the deepest (deepest; later ones win
- * ties) or the last (every other selector).
- */
-static int
-eval_matches(const struct opts *o, const pf_eval *v)
-{
-	switch (o->sel) {
-	case SEL_DEEPEST:
-		return v->source == PF_SRC_ENGINE ||
-		    v->source == PF_SRC_TERMINAL;
-	case SEL_FIRST:
-	case SEL_LAST:
-		return 1;
-	case SEL_PGN:
-		return v->source == PF_SRC_PGN;
-	default:
-		if (v->source == PF_SRC_TERMINAL)
-			return 1;
-		return v->source == PF_SRC_ENGINE &&
-		    v->limit_kind == limit_kind_of(o->sel) &&
-		    v->limit == o->sel_limit;
-	}
-}
 
 /* Does this record already carry a target of a kind this run writes? */
 static int
@@ -594,13 +451,13 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 {
 	const struct opts *o = run->o;
 	pf_ext_iter it;
-	pf_ext x, table = { 0 };
-	/* Only the chosen evaluation is kept whole (pf_eval is large). */
-	pf_ext best_x = { 0 };
+	pf_ext x, table;
+	/* The chosen table and evaluation (lib/evalsel.c); only the chosen
+	   evaluation is decoded whole (pf_eval is large). */
+	pf_evalsel_pick tpick = { 0 }, epick = { 0 };
 	pf_eval v, best;
-	uint16_t best_depth = 0;
-	int rv, nrepl = 0, have_table = 0, have_eval = 0, i, plen;
-	uint16_t table_depth = 0;
+	int rv, nrepl = 0, have_table, have_eval, have_repaired = 0, i, plen;
+	pf_repair rp;
 	uint8_t *p;
 	double r = -1, cp;
 	char err[128];
@@ -617,63 +474,45 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 		if (replaced(o, &x))
 			nrepl++;
 		if (x.type == PF_EXT_MOVESCORES && o->pp.method != 0) {
-			uint16_t depth;
-			uint64_t limit;
-
-			if (x.len < PF_MOVESCORES_FIXED) {
-				record_error(run, recno, "per-move scores: "
+			if (pf_evalsel_offer_table(&o->sel, &tpick, &x) < 0) {
+				pf_filter_error(&run->f, recno, "per-move scores: "
 				    "extension too short (%" PRIu32 " bytes)",
 				    x.len);
 				return -1;
 			}
-			if (x.data[1] & PF_MSF_INTERMEDIATE)
-				continue;
-			depth = pf_get16(x.data + 2);
-			limit = pf_get64(x.data + 4);
-			switch (o->sel) {
-			case SEL_FIRST:
-				if (have_table)
-					continue;
-				break;
-			case SEL_DEPTH:
-			case SEL_NODES:
-			case SEL_MOVETIME:
-				if (x.data[0] != limit_kind_of(o->sel) ||
-				    limit != o->sel_limit)
-					continue;
-				break;
-			case SEL_LAST:
-				break;
-			default:	/* deepest; pgn: tables are engine's */
-				if (have_table && depth < table_depth)
-					continue;
-				break;
-			}
-			table = x;
-			table_depth = depth;
-			have_table = 1;
 		} else if (x.type == PF_EXT_EVAL && o->nvalues > 0) {
 			if (pf_eval_decode_head(&x, &v) == -1) {
-				record_error(run, recno, "malformed evaluation "
+				pf_filter_error(&run->f, recno, "malformed evaluation "
 				    "(%" PRIu32 " bytes)", x.len);
 				return -1;
 			}
-			if (!eval_matches(o, &v))
-				continue;
-			if (have_eval && (o->sel == SEL_FIRST ||
-			    (o->sel == SEL_DEEPEST && v.depth < best_depth)))
-				continue;
-			best_x = x;
-			best_depth = v.depth;
-			have_eval = 1;
+			pf_evalsel_offer_eval(&o->sel, &epick, &x, &v);
+		} else if (x.type == PF_EXT_REPAIR && o->repaired) {
+			if (pf_repair_decode(&x, &rp) == -1) {
+				pf_filter_error(&run->f, recno, "malformed repair "
+				    "extension (%" PRIu32 " bytes)", x.len);
+				return -1;
+			}
+			have_repaired = rp.mode == PF_REPAIR_PANDA;
 		}
 	}
 	if (rv < 0) {
-		record_error(run, recno, "malformed extension area");
+		pf_filter_error(&run->f, recno, "malformed extension area");
 		return -1;
 	}
+	have_table = tpick.found;
+	table = tpick.x;
+	have_eval = epick.found;
 	if (have_eval)
-		(void)pf_eval_decode_head(&best_x, &best);	/* checked above */
+		(void)pf_eval_decode_head(&epick.x, &best);	/* checked above */
+	if (o->repaired) {
+		/* Panda's repaired value, in centipawns (mates mapped); no
+		   engine W/D/L goes with it. */
+		have_eval = have_repaired;
+		memset(&best, 0, sizeof(best));
+		best.score_kind = PF_SCORE_CP;
+		best.score = have_repaired ? rp.repaired : 0;
+	}
 
 	pf_extbuf_reset(&run->eb);
 	if (nrepl == 0) {
@@ -692,7 +531,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 	if (o->pp.method != 0) {
 		if (have_table) {
 			if (!table_well_formed(&table)) {
-				record_error(run, recno,
+				pf_filter_error(&run->f, recno,
 				    "per-move scores: malformed extension");
 				return -1;
 			}
@@ -702,7 +541,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 			    pf_board_unpack(&run->chain.b, rec->pos,
 			    (rec->flags & PF_RF_CHESS960) != 0, err,
 			    sizeof(err)) < 0) {
-				record_error(run, recno, "bad position: %s",
+				pf_filter_error(&run->f, recno, "bad position: %s",
 				    err);
 				return -1;
 			}
@@ -714,7 +553,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 			    PF_POLICY_PAYLOAD_MAX;
 			if ((plen = pf_target_policy_payload(run->target,
 			    &run->chain.b, table.data, table.len, p)) < 0) {
-				record_error(run, recno, "%s",
+				pf_filter_error(&run->f, recno, "%s",
 				    pf_target_error(run->target));
 				return -1;
 			}
@@ -735,12 +574,12 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 			if (pf_board_unpack(&b, rec->pos,
 			    (rec->flags & PF_RF_CHESS960) != 0, err,
 			    sizeof(err)) < 0) {
-				record_error(run, recno, "bad position: %s",
+				pf_filter_error(&run->f, recno, "bad position: %s",
 				    err);
 				return -1;
 			}
 			if (pf_gen_legal(&b, moves) > 0) {
-				record_error(run, recno, "no per-move scores "
+				pf_filter_error(&run->f, recno, "no per-move scores "
 				    "(--require)");
 				return -1;
 			}
@@ -756,9 +595,10 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 			continue;
 		if (!have_eval) {
 			if (o->require) {
-				record_error(run, recno, "no evaluation to "
-				    "make a %s value from (--require)",
-				    vm_names[m]);
+				pf_filter_error(&run->f, recno, "no %s to make a %s "
+				    "value from (--require)", o->repaired ?
+				    "repaired value (repair-mark --mode panda)" :
+				    "evaluation", vm_names[m]);
 				return -1;
 			}
 			continue;
@@ -767,7 +607,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 			r = pf_result_stm(rec->result, packed_stm(rec));
 			if (r < 0) {
 				if (o->require) {
-					record_error(run, recno, "unknown game "
+					pf_filter_error(&run->f, recno, "unknown game "
 					    "result for --lambda (--require)");
 					return -1;
 				}
@@ -776,7 +616,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 		}
 		if (best.score_kind != PF_SCORE_CP &&
 		    best.score_kind != PF_SCORE_MATE) {
-			record_error(run, recno, "evaluation: unknown score "
+			pf_filter_error(&run->f, recno, "evaluation: unknown score "
 			    "kind %u", best.score_kind);
 			return -1;
 		}
@@ -818,7 +658,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 	}
 	return 0;
 nomem:
-	record_error(run, recno, "out of memory");
+	pf_filter_error(&run->f, recno, "out of memory");
 	return -1;
 }
 
@@ -855,11 +695,11 @@ flush_game(struct run *run, int how, int plies)
 	if (g->n == 0)
 		return;
 	if (how == GAME_UNFINISHED && run->o->require)
-		record_error(run, g->recs[g->n - 1].recno, "game %" PRIu64
+		pf_filter_error(&run->f, g->recs[g->n - 1].recno, "game %" PRIu64
 		    " ends without its last position: no linear reward "
 		    "(--require)", g->id);
 	if (how == GAME_TRUNCATED && run->o->require)
-		record_error(run, g->recs[g->n - 1].recno, "game %" PRIu64
+		pf_filter_error(&run->f, g->recs[g->n - 1].recno, "game %" PRIu64
 		    " was cut short (truncated): no linear reward "
 		    "(--require)", g->id);
 	for (i = 0; i < g->n; i++) {
@@ -867,7 +707,7 @@ flush_game(struct run *run, int how, int plies)
 		pf_extbuf_reset(&run->eb);
 		if (pf_extbuf_append_raw(&run->eb, g->bytes + h->off,
 		    h->len) < 0) {
-			record_error(run, h->recno, "out of memory");
+			pf_filter_error(&run->f, h->recno, "out of memory");
 			continue;
 		}
 		if (h->ok && how == GAME_COMPLETE) {
@@ -876,15 +716,15 @@ flush_game(struct run *run, int how, int plies)
 				if (add_value(run, PF_VALUE_LINEAR, 0, plies,
 				    0, 0, pf_value_linear(h->rec.ply, plies,
 				    r)) < 0)
-					record_error(run, h->recno,
+					pf_filter_error(&run->f, h->recno,
 					    "out of memory");
 			} else if (run->o->require)
-				record_error(run, h->recno, "unknown game "
+				pf_filter_error(&run->f, h->recno, "unknown game "
 				    "result: no linear reward (--require)");
 		}
 		h->rec.ext = run->eb.data;
 		h->rec.ext_len = (uint32_t)run->eb.len;
-		put(run, &h->rec);
+		pf_filter_put(&run->f, &h->rec);
 	}
 	g->n = 0;
 	g->blen = 0;
@@ -938,7 +778,7 @@ emit(struct run *run, const pf_record *rec, uint64_t recno)
 		out.ext = run->eb.data;
 		out.ext_len = (uint32_t)run->eb.len;
 	}
-	put(run, &out);
+	pf_filter_put(&run->f, &out);
 }
 
 static void
@@ -964,7 +804,7 @@ process(struct run *run, const pf_record *rec, uint64_t recno)
 	if (g->n > 0 && (rec->game_id != g->id || rec->ply <= g->last_ply))
 		flush_game(run, GAME_UNFINISHED, 0);
 	if (g->n >= (size_t)run->o->max_game_plies) {
-		record_error(run, recno, "game %" PRIu64 " has more than %d "
+		pf_filter_error(&run->f, recno, "game %" PRIu64 " has more than %d "
 		    "positions (--max-game-plies): no linear reward",
 		    rec->game_id, run->o->max_game_plies);
 		flush_game(run, GAME_TOO_LONG, 0);
@@ -979,9 +819,9 @@ process(struct run *run, const pf_record *rec, uint64_t recno)
 		len = run->eb.len;
 	}
 	if (hold(run, rec, ext, len, recno, ok) < 0) {
-		record_error(run, recno, "out of memory");
+		pf_filter_error(&run->f, recno, "out of memory");
 		flush_game(run, GAME_TOO_LONG, 0);
-		put(run, rec);
+		pf_filter_put(&run->f, rec);
 		return;
 	}
 	g->id = rec->game_id;
@@ -991,31 +831,20 @@ process(struct run *run, const pf_record *rec, uint64_t recno)
 		    GAME_COMPLETE, rec->ply);
 }
 
+/* The shared loop's callback. */
+static void
+record(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
+{
+	(void)f;
+	process(ctx, rec, recno);
+}
+
 static void
 run_file(struct run *run, const char *path)
 {
-	pf_reader *r;
-	pf_record rec;
-	int rv;
-
-	run->name = pf_input_name(path);
-	if ((r = pf_reader_open_path(path)) == NULL) {
-		pf_warn("%s", run->name);
-		run->status = PF_EXIT_DATA;
-		return;
-	}
-	pf_reader_set_flush(r, run->w);
-	while (!run->stop && (rv = pf_reader_next(r, &rec)) != 0) {
-		if (rv < 0) {
-			pf_warnx("%s", pf_reader_error(r));
-			run->status = PF_EXIT_DATA;
-			continue;
-		}
-		process(run, &rec, pf_reader_records(r));
-	}
+	pf_filter_file(&run->f, path, record, run);
 	/* A game cut by the end of this input cannot get its reward. */
 	flush_game(run, GAME_UNFINISHED, 0);
-	pf_reader_free(r);
 }
 
 int
@@ -1023,8 +852,7 @@ main(int argc, char *argv[])
 {
 	struct opts o;
 	struct run run;
-	pf_writer_opts wo;
-	int fd = -1, compress = 0, i, rv;
+	int i, rv;
 
 	pf_prog_init(argv);
 	if ((rv = parse_options(argc, argv, &o, &i)) != 0)
@@ -1034,40 +862,20 @@ main(int argc, char *argv[])
 
 	memset(&run, 0, sizeof(run));
 	run.o = &o;
-	run.status = PF_EXIT_OK;
-	if ((fd = pf_open_output(o.output, o.force, &compress)) == -1) {
-		if (errno == ENOTTY)
-			pf_warnx("refusing to write binary records to a "
-			    "terminal (use -f to force)");
-		else
-			pf_warn("%s", o.output ? o.output : "stdout");
-		return PF_EXIT_DATA;
+	if (pf_filter_open(&run.f, o.output, o.force, o.compress) == 0) {
+		if ((run.target = pf_target_new(&o.pp)) == NULL) {
+			pf_warn("out of memory");
+			run.f.status = PF_EXIT_DATA;
+			run.f.stop = 1;
+		}
+		if (argc == 0 && !run.f.stop)
+			run_file(&run, "-");
+		for (i = 0; i < argc && !run.f.stop; i++)
+			run_file(&run, argv[i]);
 	}
-	wo = pf_default_writer_opts(compress || o.compress);
-	run.target = pf_target_new(&o.pp);
-	run.w = pf_writer_open_fd(fd, o.output ? o.output : "stdout", &wo);
-	if (run.target == NULL ||
-	    run.w == NULL) {
-		pf_warn("out of memory");
-		run.status = PF_EXIT_DATA;
-		goto out;
-	}
-	if (argc == 0)
-		run_file(&run, "-");
-	for (i = 0; i < argc && !run.stop; i++)
-		run_file(&run, argv[i]);
-	if (!run.stop && pf_writer_close(run.w) == -1 &&
-	    !pf_writer_broken_pipe(run.w)) {
-		pf_warnx("%s", pf_writer_error(run.w));
-		run.status = PF_EXIT_DATA;
-	}
-out:
-	pf_writer_free(run.w);
 	pf_target_free(run.target);
 	pf_extbuf_free(&run.eb);
 	free(run.game.recs);
 	free(run.game.bytes);
-	if (fd > STDOUT_FILENO)
-		close(fd);
-	return run.status;
+	return pf_filter_close(&run.f);
 }

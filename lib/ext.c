@@ -45,27 +45,6 @@ pf_ext_iter_init(pf_ext_iter *it, const pf_record *rec)
 }
 
 int
-pf_ext_next(pf_ext_iter *it, pf_ext *e)
-{
-	size_t left;
-
-	if (it->p == NULL || it->p >= it->end)
-		return 0;
-	left = (size_t)(it->end - it->p);
-	if (left < PF_EXT_HEADER_SIZE ||
-	    pf_get32(it->p + 4) > left - PF_EXT_HEADER_SIZE) {
-		it->p = it->end;
-		return -1;
-	}
-	e->type = pf_get16(it->p);
-	e->reserved = pf_get16(it->p + 2);
-	e->len = pf_get32(it->p + 4);
-	e->data = it->p + PF_EXT_HEADER_SIZE;
-	it->p += PF_EXT_HEADER_SIZE + e->len;
-	return 1;
-}
-
-int
 pf_ext_find(const pf_record *rec, uint16_t type, int nth, pf_ext *e)
 {
 	pf_ext_iter it;
@@ -543,5 +522,139 @@ pf_value_decode(const pf_ext *x, pf_value *v)
 	v->param2 = pf_getf32(p + 8);
 	v->lambda = pf_getf32(p + 12);
 	v->target = pf_getf32(p + 16);
+	return 0;
+}
+
+/* ---- complexity ------------------------------------------------------- */
+
+int
+pf_complexity_encode(const pf_complexity *c, pf_extbuf *b)
+{
+	uint32_t len;
+	uint8_t *p;
+
+	switch (c->mode) {
+	case PF_COMPLEXITY_DEPTH:
+		len = PF_COMPLEXITY_DEPTH_SIZE;
+		break;
+	case PF_COMPLEXITY_NODES:
+		len = PF_COMPLEXITY_NODES_SIZE;
+		break;
+	default:
+		errno = EINVAL;
+		return -1;
+	}
+	if ((p = pf_extbuf_add(b, PF_EXT_COMPLEXITY, len)) == NULL)
+		return -1;
+	memset(p, 0, len);
+	p[0] = c->mode;
+	pf_put16(p + 2, c->complexity);
+	pf_put16(p + 4, c->depth);
+	if (c->mode == PF_COMPLEXITY_DEPTH) {
+		p[1] = c->method;
+		pf_put16(p + 6, c->first_depth);
+		pf_put16(p + 8, c->move);
+		pf_putf32(p + 12, c->p_first);
+		pf_putf32(p + 16, c->p_decide);
+		pf_putf32(p + 20, c->low);
+		pf_putf32(p + 24, c->high);
+		return 0;
+	}
+	p[1] = c->flags;
+	pf_put16(p + 6, c->shallow_depth);
+	p[8] = c->shallow_kind;
+	p[9] = c->deep_kind;
+	pf_put64(p + 12, c->shallow_limit);
+	pf_put64(p + 20, c->deep_limit);
+	pf_put16(p + 28, c->shallow_best);
+	pf_put16(p + 30, c->deep_best);
+	pf_put32(p + 32, (uint32_t)c->loss);
+	pf_putf32(p + 36, c->q_shallow);
+	pf_putf32(p + 40, c->q_deep);
+	pf_put32(p + 44, (uint32_t)c->min_loss);
+	pf_putf32(p + 48, c->threshold);
+	return 0;
+}
+
+int
+pf_complexity_decode(const pf_ext *x, pf_complexity *c)
+{
+	const uint8_t *p = x->data;
+
+	memset(c, 0, sizeof(*c));
+	if (x->len < PF_COMPLEXITY_HEAD_SIZE)
+		return -1;
+	c->mode = p[0];
+	c->complexity = pf_get16(p + 2);
+	c->depth = pf_get16(p + 4);
+	switch (c->mode) {
+	case PF_COMPLEXITY_DEPTH:
+		if (x->len < PF_COMPLEXITY_DEPTH_SIZE)
+			return -1;
+		c->method = p[1];
+		c->first_depth = pf_get16(p + 6);
+		c->move = pf_get16(p + 8);
+		c->p_first = pf_getf32(p + 12);
+		c->p_decide = pf_getf32(p + 16);
+		c->low = pf_getf32(p + 20);
+		c->high = pf_getf32(p + 24);
+		return 0;
+	case PF_COMPLEXITY_NODES:
+		if (x->len < PF_COMPLEXITY_NODES_SIZE)
+			return -1;
+		c->flags = p[1];
+		c->shallow_depth = pf_get16(p + 6);
+		c->shallow_kind = p[8];
+		c->deep_kind = p[9];
+		c->shallow_limit = pf_get64(p + 12);
+		c->deep_limit = pf_get64(p + 20);
+		c->shallow_best = pf_get16(p + 28);
+		c->deep_best = pf_get16(p + 30);
+		c->loss = (int32_t)pf_get32(p + 32);
+		c->q_shallow = pf_getf32(p + 36);
+		c->q_deep = pf_getf32(p + 40);
+		c->min_loss = (int32_t)pf_get32(p + 44);
+		c->threshold = pf_getf32(p + 48);
+		return 0;
+	default:
+		c->flags = p[1];	/* a later mode: its head only */
+		return 0;
+	}
+}
+
+/* ---- repair ----------------------------------------------------------- */
+
+int
+pf_repair_encode(const pf_repair *r, pf_extbuf *b)
+{
+	uint8_t *p;
+
+	if ((p = pf_extbuf_add(b, PF_EXT_REPAIR, PF_REPAIR_SIZE)) == NULL)
+		return -1;
+	p[0] = r->mode;
+	p[1] = r->cls;
+	p[2] = r->flags;
+	p[3] = 0;
+	pf_putf32(p + 4, r->q_shallow);
+	pf_putf32(p + 8, r->q_deep);
+	pf_put32(p + 12, (uint32_t)r->original);
+	pf_put32(p + 16, (uint32_t)r->repaired);
+	return 0;
+}
+
+int
+pf_repair_decode(const pf_ext *x, pf_repair *r)
+{
+	const uint8_t *p = x->data;
+
+	if (x->len < PF_REPAIR_SIZE)
+		return -1;
+	r->mode = p[0];
+	r->cls = p[1];
+	r->flags = p[2];
+	r->q_shallow = pf_getf32(p + 4);
+	r->q_deep = pf_getf32(p + 8);
+	r->original = (int32_t)pf_get32(p + 12);
+	r->repaired = (int32_t)pf_get32(p + 16);
 	return 0;
 }

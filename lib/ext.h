@@ -61,8 +61,41 @@
  *    2 u16 reserved   4 f32 param1   8 f32 param2   12 f32 lambda
  *   16 f32 target (side to move's view)
  *
- * Reserved for later tools: PF_EXT_COMPLEXITY (7), PF_EXT_REPAIR (8),
- * PF_EXT_PQR (9).
+ * PF_EXT_COMPLEXITY (7) - board complexity (complexity); a common head,
+ * then the fields of its mode
+ *    0 u8 mode (PF_COMPLEXITY_*)   1 u8 depth: policy method (PF_POLICY_*);
+ *      nodes: flags (PF_COMPLEXITYF_*)
+ *    2 u16 complexity (depth: the deciding depth, 0 none; nodes: 1 or 0)
+ *    4 u16 depth searched (depth: the deepest table's; nodes: the deep
+ *      evaluation's)
+ *   depth mode (28 bytes):
+ *    6 u16 first depth (the shallowest table's, normally 1)
+ *    8 u16 move: the surprising move; with complexity 0, the most probable
+ *      move of the deepest table
+ *   10 u16 reserved   12 f32 its probability at the first depth
+ *   16 f32 its probability at the deciding depth (0 with complexity 0)
+ *   20 f32 low   24 f32 high
+ *   nodes mode (52 bytes):
+ *    6 u16 shallow evaluation's depth
+ *    8 u8 shallow limit kind   9 u8 deep limit kind   10 u16 reserved
+ *   12 u64 shallow limit value   20 u64 deep limit value
+ *   28 u16 shallow best move   30 u16 deep best move
+ *   32 i32 loss: cp by which the shallow best move scores below the best
+ *      move of the deep evaluation's table (valid with
+ *      PF_COMPLEXITYF_LOSS_KNOWN, else 0)
+ *   36 f32 Q shallow   40 f32 Q deep (logistic, alpha 170)
+ *   44 i32 --loss   48 f32 --threshold
+ *
+ * PF_EXT_REPAIR (8) - value repair (repair-mark), 20 bytes
+ *    0 u8 mode (PF_REPAIR_CANDIDATES, _PANDA)
+ *    1 u8 class (candidates: 0 not, 1 a candidate; panda: PF_REPAIR_NONE,
+ *      _DEFINITE, _MAYBE_YES, _MAYBE_NO)
+ *    2 u8 flags (PF_REPAIRF_*)   3 u8 reserved
+ *    4 f32 Q shallow   8 f32 Q deep (candidates; 0 in panda)
+ *   12 i32 original cp   16 i32 repaired cp (panda: side to move's view,
+ *      mates mapped with pf_score_cp; 0 in candidates)
+ *
+ * Reserved for a later tool: PF_EXT_PQR (9).
  */
 #ifndef PF_EXT_H
 #define PF_EXT_H
@@ -123,8 +156,29 @@ typedef struct pf_ext_iter {
 } pf_ext_iter;
 
 void	pf_ext_iter_init(pf_ext_iter *it, const pf_record *rec);
-/* 1 and *e filled, 0 at the end, -1 if the area is malformed. */
-int	pf_ext_next(pf_ext_iter *it, pf_ext *e);
+
+/* 1 and *e filled, 0 at the end, -1 if the area is malformed.  Inline:
+   every filter walks every record's extensions. */
+static inline int
+pf_ext_next(pf_ext_iter *it, pf_ext *e)
+{
+	size_t left;
+
+	if (it->p == NULL || it->p >= it->end)
+		return 0;
+	left = (size_t)(it->end - it->p);
+	if (left < PF_EXT_HEADER_SIZE ||
+	    pf_get32(it->p + 4) > left - PF_EXT_HEADER_SIZE) {
+		it->p = it->end;
+		return -1;
+	}
+	e->type = pf_get16(it->p);
+	e->reserved = pf_get16(it->p + 2);
+	e->len = pf_get32(it->p + 4);
+	e->data = it->p + PF_EXT_HEADER_SIZE;
+	it->p += PF_EXT_HEADER_SIZE + e->len;
+	return 1;
+}
 /* The nth (0-based) extension of type in rec: 1 found, 0 not. */
 int	pf_ext_find(const pf_record *rec, uint16_t type, int nth, pf_ext *e);
 int	pf_ext_count(const pf_record *rec, uint16_t type);
@@ -231,6 +285,65 @@ int	pf_policy_encode(const pf_policy *p, pf_extbuf *b);
 int	pf_policy_decode(const pf_ext *x, pf_policy *p);
 int	pf_value_encode(const pf_value *v, pf_extbuf *b);
 int	pf_value_decode(const pf_ext *x, pf_value *v);
+
+/* ---- complexity and repair -------------------------------------------- */
+
+enum { PF_COMPLEXITY_DEPTH = 1, PF_COMPLEXITY_NODES = 2 };
+#define PF_COMPLEXITYF_DIFFER		0x01	/* the best moves differ */
+#define PF_COMPLEXITYF_LOSS_KNOWN	0x02	/* loss is valid */
+#define PF_COMPLEXITYF_MOVE		0x04	/* the move criterion fired */
+#define PF_COMPLEXITYF_Q		0x08	/* the Q criterion fired */
+#define PF_COMPLEXITY_DEPTH_SIZE	28
+#define PF_COMPLEXITY_NODES_SIZE	52
+#define PF_COMPLEXITY_HEAD_SIZE		6
+
+/*
+ * One struct for both modes; the encoder writes the fields of c->mode and
+ * the decoder fills those (the others are zeroed).  A mode the decoder
+ * does not know is read as its 6-byte head (mode, byte 1 in flags,
+ * complexity, depth), so a reader can still use the metric.
+ */
+typedef struct pf_complexity {
+	uint8_t mode;		/* PF_COMPLEXITY_* */
+	uint8_t method;		/* depth: PF_POLICY_* */
+	uint8_t flags;		/* nodes: PF_COMPLEXITYF_* */
+	uint16_t complexity;
+	uint16_t depth;		/* depth searched */
+	/* depth mode */
+	uint16_t first_depth;
+	pf_move move;
+	float p_first, p_decide, low, high;
+	/* nodes mode */
+	uint16_t shallow_depth;
+	uint8_t shallow_kind, deep_kind;	/* PF_LIMIT_* */
+	uint64_t shallow_limit, deep_limit;
+	pf_move shallow_best, deep_best;
+	int32_t loss;
+	float q_shallow, q_deep;
+	int32_t min_loss;	/* --loss */
+	float threshold;	/* --threshold */
+} pf_complexity;
+
+/* Encoding a mode other than depth and nodes is refused (-1, EINVAL). */
+int	pf_complexity_encode(const pf_complexity *c, pf_extbuf *b);
+int	pf_complexity_decode(const pf_ext *x, pf_complexity *c);
+
+enum { PF_REPAIR_CANDIDATES = 1, PF_REPAIR_PANDA = 2 };
+/* Classes: candidates use 0 (not) and 1 (a candidate); panda these. */
+enum { PF_REPAIR_NONE = 0, PF_REPAIR_DEFINITE = 1, PF_REPAIR_MAYBE_YES = 2,
+    PF_REPAIR_MAYBE_NO = 3 };
+#define PF_REPAIRF_RESCORED	0x01	/* a search re-scored the value */
+#define PF_REPAIRF_WDL		0x02	/* Q from the engine's W/D/L */
+#define PF_REPAIR_SIZE		20
+
+typedef struct pf_repair {
+	uint8_t mode, cls, flags;
+	float q_shallow, q_deep;
+	int32_t original, repaired;
+} pf_repair;
+
+int	pf_repair_encode(const pf_repair *r, pf_extbuf *b);
+int	pf_repair_decode(const pf_ext *x, pf_repair *r);
 
 static inline void pf_putf32(uint8_t *p, float f)
 { union { float f; uint32_t u; } c; c.f = f; pf_put32(p, c.u); }

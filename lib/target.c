@@ -166,18 +166,78 @@ policy_weights(const pf_policy_params *p, const int32_t *cp, int n,
 	}
 }
 
+/*
+ * Zeman weights of a table already in score order (cp non-increasing), the
+ * same arithmetic as zeman() with order[i] = i, into w[0..n-1]; returns
+ * their sum.  kept is n less the moves dropped.
+ */
+static double
+zeman_sorted_kept(double power, int kept, const int32_t *cp, int n,
+    double *w)
+{
+	int i;
+	double max = cp[0], min = cp[kept - 1], range = max - min, inv, x, v;
+	double sum = 0;
+
+	if (range > 0) {
+		inv = 1.0 / range;
+		if (power == 4.0) {
+			for (i = 0; i < kept; i++) {
+				x = (cp[i] - min) * inv;
+				v = (x * x) * (x * x);
+				w[i] = v;
+				sum += v;
+			}
+		} else {
+			for (i = 0; i < kept; i++) {
+				x = (cp[i] - min) * inv;
+				v = pow(x, power);
+				w[i] = v;
+				sum += v;
+			}
+		}
+	} else {
+		/* All kept scores equal: x = 1, and 1^power is 1. */
+		v = power == 4.0 ? 1.0 : pow(1.0, power);
+		for (i = 0; i < kept; i++) {
+			w[i] = v;
+			sum += v;
+		}
+	}
+	for (i = kept; i < n; i++)
+		w[i] = 0;
+	if (sum > 0)
+		return sum;
+	for (i = 0; i < kept; i++)
+		w[i] = 1;
+	return kept;
+}
+
 int
 pf_policy_probs(const pf_policy_params *p, const int32_t *cp, int n,
     double *prob)
 {
-	int order[PF_MAX_MOVES], i;
+	int order[PF_MAX_MOVES], i, sorted = 1, ndrop;
 	double scratch[PF_MAX_MOVES], inv;
 
 	if (!params_ok(p) || n < 0 || n > PF_MAX_MOVES)
 		return -1;
 	if (n == 0)
 		return 0;
-	inv = 1.0 / policy_weights(p, cp, n, order, prob, scratch);
+	/* A zeman table in score order, as engines list moves, needs no
+	   sort: the same weights, summed in the same order. */
+	if (p->method == PF_POLICY_ZEMAN) {
+		for (i = 1; i < n; i++)
+			sorted &= cp[i - 1] >= cp[i];
+	}
+	if (p->method == PF_POLICY_ZEMAN && sorted) {
+		ndrop = (int)floor(p->drop * n + DROP_EPS);
+		if (ndrop > n - 1)
+			ndrop = n - 1;
+		inv = 1.0 / zeman_sorted_kept(p->power, n - ndrop, cp, n,
+		    prob);
+	} else
+		inv = 1.0 / policy_weights(p, cp, n, order, prob, scratch);
 	for (i = 0; i < n; i++)
 		prob[i] *= inv;
 	return 0;
@@ -423,50 +483,11 @@ find_legal(const pf_target *t, int nlegal, pf_move m)
 	return -1;
 }
 
-/*
- * Zeman weights of a table already in score order (cp non-increasing), the
- * same arithmetic as zeman() with order[i] = i, into w[0..n-1]; returns
- * their sum.
- */
+/* zeman_sorted_kept() with t's parameters. */
 static double
 zeman_sorted(const pf_target *t, const int32_t *cp, int n, double *w)
 {
-	int i, kept = n - t->ndrop[n];
-	double max = cp[0], min = cp[kept - 1], range = max - min, inv, x, v;
-	double sum = 0, power = t->params.power;
-
-	if (range > 0) {
-		inv = 1.0 / range;
-		if (power == 4.0) {
-			for (i = 0; i < kept; i++) {
-				x = (cp[i] - min) * inv;
-				v = (x * x) * (x * x);
-				w[i] = v;
-				sum += v;
-			}
-		} else {
-			for (i = 0; i < kept; i++) {
-				x = (cp[i] - min) * inv;
-				v = pow(x, power);
-				w[i] = v;
-				sum += v;
-			}
-		}
-	} else {
-		/* All kept scores equal: x = 1, and 1^power is 1. */
-		v = power == 4.0 ? 1.0 : pow(1.0, power);
-		for (i = 0; i < kept; i++) {
-			w[i] = v;
-			sum += v;
-		}
-	}
-	for (i = kept; i < n; i++)
-		w[i] = 0;
-	if (sum > 0)
-		return sum;
-	for (i = 0; i < kept; i++)
-		w[i] = 1;
-	return kept;
+	return zeman_sorted_kept(t->params.power, n - t->ndrop[n], cp, n, w);
 }
 
 /*

@@ -138,6 +138,34 @@ ILLEGAL_TABLE='3:01000a000a000000000000000200''0c07000a32000000''0c09000a1e00000
 	assert_output "$(printf -- '-\n-')"
 }
 
+@test "--eval repaired: values from repair-mark's repaired value, not the evaluation" {
+	# a panda repair extension (posflow(5)): definite, re-scored,
+	# original 100 cp, repaired 100 cp the engine said -100
+	rep=0201010000000000000000006400000064000000	# repaired 100
+	neg=0201010000000000000000006400000038ffffff	# repaired -200
+	"$MKREC" > in.pos <<-EOF
+	$START result=1-0 eval=cp:-100@depth:10 wdl=100,300,600 ext=8:$rep
+	$START result=1-0 eval=cp:-100@depth:10 ext=8:$neg
+	$START result=1-0 eval=cp:-100@depth:10
+	EOF
+	run softtarget --policy none --value logistic --value wdl --wdl-a 20 --wdl-b 80 --eval repaired -o out.pos in.pos
+	assert_success
+	run values out.pos
+	# logistic(100) and the sigmoid (no engine W/D/L for a repaired value)
+	assert_line --index 0 "logistic:0.28592 wdl:0.731059"
+	# logistic(-200) = -0.52863, 1/(1+e^((200+20)/80)) = 0.060087
+	assert_line --index 1 "logistic:-0.528625 wdl:0.060087"
+	# no repaired value: no value target, or an error with --require
+	assert_line --index 2 "-"
+	run softtarget --policy none --value logistic --eval repaired --require -o out.pos in.pos
+	assert_failure 1
+	assert_output --partial "in.pos: record 3: no repaired value (repair-mark --mode panda) to make a logistic value from (--require)"
+	# the evaluation's own value for comparison: -0.28592
+	run softtarget --policy none --value logistic -o ev.pos in.pos
+	run values ev.pos
+	assert_line --index 0 "logistic:-0.28592"
+}
+
 @test "mate evaluations: mate 0 is -32000, mate 3 is 31700" {
 	"$MKREC" > in.pos <<-EOF
 	$MATED eval=mate:0

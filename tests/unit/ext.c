@@ -1,7 +1,8 @@
 /*
  * ext.c - unit tests of record extensions (lib/ext.c): iteration, find and
  * count, the extension buffer, pass-through copies, every typed encoder
- * and decoder, refusal of short payloads, strings made valid UTF-8 and cut
+ * and decoder (the complexity and repair ones also against their bytes in
+ * posflow(5)), refusal of short payloads, strings made valid UTF-8 and cut
  * at character boundaries on the way in, and the mate mapping.
  */
 #include <stdio.h>
@@ -499,6 +500,139 @@ test_score_cp(void)
 	    "long mates keep their sign");
 }
 
+static int
+bytes_are(const pf_ext *x, const char *hex)
+{
+	char got[2 * 64 + 1];
+	uint32_t i;
+
+	if (x->len > 64 || strlen(hex) != 2 * (size_t)x->len)
+		return 0;
+	for (i = 0; i < x->len; i++)
+		snprintf(got + 2 * i, 3, "%02x", x->data[i]);
+	return strcmp(got, hex) == 0;
+}
+
+static void
+test_complexity(void)
+{
+	pf_complexity c, d;
+	pf_extbuf b = { 0 };
+	pf_ext x;
+	uint8_t later[6] = { 9, 0x80, 7, 0, 12, 0 };
+
+	memset(&c, 0, sizeof(c));
+	c.mode = PF_COMPLEXITY_DEPTH;
+	c.method = PF_POLICY_ZEMAN;
+	c.complexity = 7;
+	c.depth = 12;
+	c.first_depth = 1;
+	c.move = 0x0f0d;		/* f2f8 */
+	c.p_first = 0.0125f;
+	c.p_decide = 0.625f;
+	c.low = 0.05f;
+	c.high = 0.4f;
+	CHECK(pf_complexity_encode(&c, &b) == 0 &&
+	    (x = last_ext(&b)).type == PF_EXT_COMPLEXITY && x.len == 28,
+	    "complexity (depth mode) encodes to 28 bytes");
+	/* 0.0125f 3c4ccccd, 0.625f 3f200000, 0.05f 3d4ccccd, 0.4f 3ecccccd */
+	CHECK(bytes_are(&x, "0101" "0700" "0c00" "0100" "0d0f" "0000"
+	    "cdcc4c3c" "0000203f" "cdcc4c3d" "cdcccc3e"),
+	    "complexity (depth mode): the bytes of posflow(5)");
+	CHECK(pf_complexity_decode(&x, &d) == 0 && d.mode == c.mode &&
+	    d.method == PF_POLICY_ZEMAN && d.complexity == 7 &&
+	    d.depth == 12 && d.first_depth == 1 && d.move == 0x0f0d &&
+	    d.p_first == 0.0125f && d.p_decide == 0.625f &&
+	    d.low == 0.05f && d.high == 0.4f && d.flags == 0 &&
+	    d.deep_best == 0, "complexity (depth mode) round-trips");
+	CHECK(short_refused(&x, 28, (decoder)pf_complexity_decode, &d),
+	    "complexity (depth mode): every short payload refused");
+
+	memset(&c, 0, sizeof(c));
+	c.mode = PF_COMPLEXITY_NODES;
+	c.flags = PF_COMPLEXITYF_DIFFER | PF_COMPLEXITYF_LOSS_KNOWN |
+	    PF_COMPLEXITYF_MOVE;
+	c.complexity = 1;
+	c.depth = 14;
+	c.shallow_depth = 3;
+	c.shallow_kind = PF_LIMIT_NODES;
+	c.deep_kind = PF_LIMIT_NODES;
+	c.shallow_limit = 100;
+	c.deep_limit = 100000;
+	c.shallow_best = 0x070c;	/* e2e4 */
+	c.deep_best = 0x06cb;		/* d2d4 */
+	c.loss = -1;
+	c.q_shallow = 0.5f;
+	c.q_deep = -0.25f;
+	c.min_loss = 100;
+	c.threshold = 0.55f;
+	pf_extbuf_reset(&b);
+	CHECK(pf_complexity_encode(&c, &b) == 0 &&
+	    (x = last_ext(&b)).len == 52,
+	    "complexity (nodes mode) encodes to 52 bytes");
+	CHECK(bytes_are(&x, "0207" "0100" "0e00" "0300" "0202" "0000"
+	    "6400000000000000" "a086010000000000" "0c07" "cb06" "ffffffff"
+	    "0000003f" "000080be" "64000000" "cdcc0c3f"),
+	    "complexity (nodes mode): the bytes of posflow(5)");
+	CHECK(pf_complexity_decode(&x, &d) == 0 && d.mode == c.mode &&
+	    d.flags == c.flags && d.complexity == 1 && d.depth == 14 &&
+	    d.shallow_depth == 3 && d.shallow_kind == PF_LIMIT_NODES &&
+	    d.deep_kind == PF_LIMIT_NODES && d.shallow_limit == 100 &&
+	    d.deep_limit == 100000 && d.shallow_best == 0x070c &&
+	    d.deep_best == 0x06cb && d.loss == -1 && d.q_shallow == 0.5f &&
+	    d.q_deep == -0.25f && d.min_loss == 100 &&
+	    d.threshold == 0.55f && d.method == 0 && d.move == 0,
+	    "complexity (nodes mode) round-trips");
+	CHECK(short_refused(&x, 52, (decoder)pf_complexity_decode, &d),
+	    "complexity (nodes mode): every short payload refused");
+
+	c.mode = 3;
+	CHECK(pf_complexity_encode(&c, &b) == -1,
+	    "complexity: an unknown mode is not encoded");
+	x.data = later;
+	x.len = sizeof(later);
+	CHECK(pf_complexity_decode(&x, &d) == 0 && d.mode == 9 &&
+	    d.flags == 0x80 && d.complexity == 7 && d.depth == 12,
+	    "complexity: a later mode is read as its head");
+	x.len = 5;
+	CHECK(pf_complexity_decode(&x, &d) == -1,
+	    "complexity: a head of 5 bytes is refused");
+	pf_extbuf_free(&b);
+}
+
+static void
+test_repair(void)
+{
+	pf_repair r = { PF_REPAIR_CANDIDATES, 1, PF_REPAIRF_WDL, 0.5f, -0.25f,
+	    0, 0 }, d;
+	pf_extbuf b = { 0 };
+	pf_ext x;
+
+	CHECK(pf_repair_encode(&r, &b) == 0 &&
+	    (x = last_ext(&b)).type == PF_EXT_REPAIR && x.len == 20,
+	    "repair encodes to 20 bytes");
+	CHECK(bytes_are(&x, "01010200" "0000003f" "000080be" "00000000"
+	    "00000000"), "repair (candidates): the bytes of posflow(5)");
+	CHECK(pf_repair_decode(&x, &d) == 0 && d.mode == PF_REPAIR_CANDIDATES &&
+	    d.cls == 1 && d.flags == PF_REPAIRF_WDL && d.q_shallow == 0.5f &&
+	    d.q_deep == -0.25f && d.original == 0 && d.repaired == 0,
+	    "repair (candidates) round-trips");
+	r = (pf_repair){ PF_REPAIR_PANDA, PF_REPAIR_MAYBE_YES,
+	    PF_REPAIRF_RESCORED, 0, 0, -35, 31900 };
+	pf_extbuf_reset(&b);
+	pf_repair_encode(&r, &b);
+	x = last_ext(&b);
+	CHECK(bytes_are(&x, "02020100" "00000000" "00000000" "ddffffff"
+	    "9c7c0000"), "repair (panda): the bytes of posflow(5)");
+	CHECK(pf_repair_decode(&x, &d) == 0 && d.mode == PF_REPAIR_PANDA &&
+	    d.cls == PF_REPAIR_MAYBE_YES && d.flags == PF_REPAIRF_RESCORED &&
+	    d.original == -35 && d.repaired == 31900,
+	    "repair (panda) round-trips, negative cp kept");
+	CHECK(short_refused(&x, 20, (decoder)pf_repair_decode, &d),
+	    "repair: every short payload refused");
+	pf_extbuf_free(&b);
+}
+
 int
 main(void)
 {
@@ -510,5 +644,7 @@ main(void)
 	test_policy();
 	test_strings();
 	test_score_cp();
+	test_complexity();
+	test_repair();
 	return t_done();
 }

@@ -1,0 +1,46 @@
+/*
+ * filter.h - the loop every record filter shares: open the output (binary
+ * refused on a terminal unless forced, zstd on -z or a .zst name), read
+ * each operand (or standard input) record by record, hand each record to
+ * the tool, write what it passes on, report damage as "prog: file: record
+ * N: reason" and go on with the next input, and close the output so that a
+ * failed run never leaves a file that reads as complete.
+ *
+ * Like prog.c this module is for cmd/ only: it prints its messages (that
+ * is its job) but never exits; the status is in pf_filter.status.
+ */
+#ifndef PF_FILTER_H
+#define PF_FILTER_H
+
+#include <stdint.h>
+
+#include "record.h"
+
+typedef struct pf_filter {
+	const char *output;	/* NULL or "-": standard output */
+	int fd;
+	pf_writer *w;
+	const char *name;	/* the input being read, for messages */
+	int status;		/* PF_EXIT_OK or PF_EXIT_DATA */
+	int stop;		/* output gone: read no further */
+	int write_failed;
+} pf_filter;
+
+/* The tool's work on one record (recno counts from 1 in its input). */
+typedef void (*pf_filter_fn)(pf_filter *f, void *ctx, const pf_record *rec,
+	    uint64_t recno);
+
+/* Open the output.  0, or -1 after a message (status PF_EXIT_DATA). */
+int	pf_filter_open(pf_filter *f, const char *output, int force, int zstd);
+/* Every record of path ("-": standard input) to fn, damage reported. */
+void	pf_filter_file(pf_filter *f, const char *path, pf_filter_fn fn,
+	    void *ctx);
+/* Write a record; a closed pipe downstream stops the run quietly. */
+void	pf_filter_put(pf_filter *f, const pf_record *rec);
+/* "prog: file: record N: message"; the status becomes PF_EXIT_DATA. */
+void	pf_filter_error(pf_filter *f, uint64_t recno, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+/* Close and free the output; returns the run's status. */
+int	pf_filter_close(pf_filter *f);
+
+#endif
