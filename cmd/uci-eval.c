@@ -251,7 +251,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	};
 	const char *errstr;
 	long ncpu;
-	int ch, nlimits = 0;
+	int ch, r, nlimits = 0;
 
 	memset(o, 0, sizeof(*o));
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -293,24 +293,18 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'e':
 			o->engine = optarg;
 			break;
-		case 'O': {
-			const char **n = realloc(o->engine_opts,
-			    (size_t)(o->nengine_opts + 1) * sizeof(*n));
-
-			if (n == NULL) {
+		case 'O':
+			if ((r = pf_pool_option_add(&o->engine_opts,
+			    &o->nengine_opts, optarg)) == -2) {
 				pf_warn("malloc");
 				return 1;
 			}
-			o->engine_opts = n;
-			if (optarg[0] == '=' || optarg[0] == '\0' ||
-			    strchr(optarg, '\n')) {
+			if (r == -1) {
 				pf_warnx("-O %s: expected name=value", optarg);
 				usage();
 				return 2;
 			}
-			n[o->nengine_opts++] = optarg;
 			break;
-		}
 		case 'j':
 			o->jobs = (int)pf_strtonum(optarg, 1, 256, &errstr);
 			break;

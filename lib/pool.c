@@ -365,6 +365,20 @@ check_deadlines(pf_pool *p)
 	}
 }
 
+int
+pf_pool_option_add(const char ***opts, int *n, const char *arg)
+{
+	const char **t;
+
+	if (arg[0] == '=' || arg[0] == '\0' || strchr(arg, '\n') != NULL)
+		return -1;
+	if ((t = realloc(*opts, (size_t)(*n + 1) * sizeof(*t))) == NULL)
+		return -2;
+	t[(*n)++] = arg;
+	*opts = t;
+	return 0;
+}
+
 pf_pool *
 pf_pool_new(const pf_pool_opts *o)
 {

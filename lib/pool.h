@@ -73,6 +73,13 @@ typedef struct pf_pool_event {
 	char why[256];			/* PF_POOL_FAILED: the last fault */
 } pf_pool_event;
 
+/*
+ * Add an -O argument ("name=value", or "name" for a button) to the list
+ * *opts of *n options, grown as needed.  0; -1 when arg is malformed (no
+ * name, or a newline in it); -2 when out of memory (errno set).
+ */
+int	 pf_pool_option_add(const char ***opts, int *n, const char *arg);
+
 /* Start the engines (the handshakes go on in pf_pool_poll).  NULL on
    allocation failure. */
 pf_pool	*pf_pool_new(const pf_pool_opts *o);

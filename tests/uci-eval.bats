@@ -308,9 +308,11 @@ scores() {
 	done
 	# --newgame position: a ucinewgame (and isready) before every search
 	rm log
-	FAKE_LOG=log uci-eval -d 1 -j 2 --cache-mem 0 --newgame position -e "$FAKE" in.pos > /dev/null 2>&1
-	[ "$(grep -c '^ucinewgame' log)" -eq 24 ]
-	run awk '/^ucinewgame/{n=1; next} /^go/{if (!n) print "go without ucinewgame"; n=0}' log
+	FAKE_LOG=log FAKE_LOG_PID=1 uci-eval -d 1 -j 2 --cache-mem 0 --newgame position -e "$FAKE" in.pos > /dev/null 2>&1
+	[ "$(grep -c ': ucinewgame$' log)" -eq 24 ]
+	# each engine's every search follows its own ucinewgame
+	run awk '$2 == "ucinewgame" { n[$1] = 1; next }
+	    $2 == "go" { if (!n[$1]) print "go without ucinewgame"; n[$1] = 0 }' log
 	assert_output ''
 	# one-position games (as pgn2pos --epd makes them) share the hash
 	rm log

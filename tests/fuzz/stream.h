@@ -311,6 +311,59 @@ check_value(const pf_ext *x, pf_extbuf *b)
 		FUZZ_CHECK(len == 20 && memcmp(y.data, x->data, 20) == 0);
 }
 
+static void
+check_repair(const pf_ext *x, pf_extbuf *b)
+{
+	pf_repair r, r2;
+	pf_ext y;
+	uint32_t len;
+
+	if (pf_repair_decode(x, &r) != 0)
+		return;
+	pf_extbuf_reset(b);
+	FUZZ_CHECK(pf_repair_encode(&r, b) == 0);
+	y.type = PF_EXT_REPAIR;
+	y.data = one_ext(b, PF_EXT_REPAIR, &len);
+	y.len = len;
+	FUZZ_CHECK(len == PF_REPAIR_SIZE);
+	FUZZ_CHECK(pf_repair_decode(&y, &r2) == 0);
+	FUZZ_CHECK(r.mode == r2.mode && r.cls == r2.cls &&
+	    r.flags == r2.flags && f32_same(r.q_shallow, r2.q_shallow) &&
+	    f32_same(r.q_deep, r2.q_deep) && r.original == r2.original &&
+	    r.repaired == r2.repaired);
+	/* the fields a decoder knows come back byte for byte (the reserved
+	   byte 3 is written 0) */
+	if (x->data[3] == 0)
+		FUZZ_CHECK(memcmp(y.data, x->data, PF_REPAIR_SIZE) == 0);
+}
+
+/* complexity: what decodes re-encodes, and decoding that and encoding
+   again gives the same bytes (reserved bytes are written 0 once). */
+static void
+check_complexity(const pf_ext *x, pf_extbuf *b)
+{
+	pf_complexity c, c2;
+	pf_extbuf b2 = { 0 };
+	pf_ext y;
+	uint32_t len, len2;
+	uint8_t *once;
+
+	if (pf_complexity_decode(x, &c) != 0)
+		return;
+	pf_extbuf_reset(b);
+	FUZZ_CHECK(pf_complexity_encode(&c, b) == 0);
+	y.type = PF_EXT_COMPLEXITY;
+	y.data = one_ext(b, PF_EXT_COMPLEXITY, &len);
+	y.len = len;
+	FUZZ_CHECK(pf_complexity_decode(&y, &c2) == 0);
+	FUZZ_CHECK(c.mode == c2.mode && c.complexity == c2.complexity &&
+	    c.depth == c2.depth);
+	FUZZ_CHECK(pf_complexity_encode(&c2, &b2) == 0);
+	once = one_ext(&b2, PF_EXT_COMPLEXITY, &len2);
+	FUZZ_CHECK(len2 == len && memcmp(once, y.data, len) == 0);
+	pf_extbuf_free(&b2);
+}
+
 /*
  * A decoder reads only its payload: each gets an exact-size heap copy, so
  * a read past the payload is an ASan report even where the record's next
@@ -343,6 +396,12 @@ check_ext(const pf_ext *x0, pf_extbuf *b)
 		break;
 	case PF_EXT_VALUE:
 		check_value(&x, b);
+		break;
+	case PF_EXT_REPAIR:
+		check_repair(&x, b);
+		break;
+	case PF_EXT_COMPLEXITY:
+		check_complexity(&x, b);
 		break;
 	}
 	FUZZ_CHECK((pf_ext_type_name(x.type) != NULL) ==
