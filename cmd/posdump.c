@@ -26,13 +26,13 @@
 enum field {
 	F_FEN, F_GAME, F_PLY, F_MOVE, F_SAN, F_RESULT, F_FLAGS, F_META,
 	F_EVAL, F_MOVESCORES, F_CLOCK, F_POLICY, F_VALUE, F_COMPLEXITY,
-	F_REPAIR, F_EXT, F_NFIELDS
+	F_REPAIR, F_PQR, F_EXT, F_NFIELDS
 };
 
 static const char *const field_names[F_NFIELDS] = {
 	"fen", "game", "ply", "move", "san", "result", "flags", "meta",
 	"eval", "movescores", "clock", "policy", "value", "complexity",
-	"repair", "ext"
+	"repair", "pqr", "ext"
 };
 
 struct opts {
@@ -559,6 +559,35 @@ show_repair(FILE *fp, int json, const pf_repair *r)
 	}
 }
 
+/* A packed position as a FEN string, or null / "?" when it is invalid. */
+static void
+packed_fen(FILE *fp, int json, const uint8_t *pos, int chess960)
+{
+	pf_board b;
+	char fen[PF_FEN_MAX];
+
+	if (pf_board_unpack(&b, pos, chess960, NULL, 0) == -1)
+		fputs(json ? "null" : "?", fp);
+	else
+		fprintf(fp, "\"%s\"", pf_board_to_fen(&b, fen));
+}
+
+/* A P/Q/R triple: Q and R as FENs, R's move from this record's position. */
+static void
+show_pqr(FILE *fp, int json, const pf_pqr *x, const pf_board *b,
+    int board_ok)
+{
+	char mv[PF_UCI_MAX + 8];
+	int c960 = board_ok && b->chess960;
+
+	fputs(json ? "{\"type\":\"pqr\",\"q\":" : "pqr{q=", fp);
+	packed_fen(fp, json, x->q, c960);
+	fputs(json ? ",\"r\":" : " r=", fp);
+	packed_fen(fp, json, x->r, c960);
+	fprintf(fp, json ? ",\"r_move\":\"%s\"}" : " r_move=%s}",
+	    move_text(b, board_ok, x->r_move, mv));
+}
+
 static void
 show_clock(FILE *fp, int json, const pf_clock *c)
 {
@@ -630,6 +659,8 @@ ext_field(uint16_t type)
 		return F_COMPLEXITY;
 	case PF_EXT_REPAIR:
 		return F_REPAIR;
+	case PF_EXT_PQR:
+		return F_PQR;
 	default:
 		return F_EXT;
 	}
@@ -652,6 +683,7 @@ show_ext(FILE *fp, const struct opts *o, const pf_ext *x, const pf_board *b,
 	pf_clock cl;
 	pf_complexity co;
 	pf_repair re;
+	pf_pqr pq;
 	int bad = 0;
 
 	switch (x->type) {
@@ -686,6 +718,10 @@ show_ext(FILE *fp, const struct opts *o, const pf_ext *x, const pf_board *b,
 	case PF_EXT_REPAIR:
 		if ((bad = pf_repair_decode(x, &re)) == 0)
 			show_repair(fp, o->json, &re);
+		break;
+	case PF_EXT_PQR:
+		if ((bad = pf_pqr_decode(x, &pq)) == 0)
+			show_pqr(fp, o->json, &pq, b, board_ok);
 		break;
 	default:
 		show_unknown(fp, o->json, x, NULL);

@@ -658,3 +658,32 @@ pf_repair_decode(const pf_ext *x, pf_repair *r)
 	r->repaired = (int32_t)pf_get32(p + 16);
 	return 0;
 }
+
+int
+pf_pqr_encode(const pf_pqr *x, pf_extbuf *b)
+{
+	uint8_t *p;
+
+	if ((p = pf_extbuf_add(b, PF_EXT_PQR, PF_PQR_SIZE)) == NULL)
+		return -1;
+	pf_put16(p, x->r_move);
+	p[2] = x->flags;
+	p[3] = 0;
+	memcpy(p + 4, x->q, PF_PACKED_SIZE);
+	memcpy(p + 4 + PF_PACKED_SIZE, x->r, PF_PACKED_SIZE);
+	return 0;
+}
+
+int
+pf_pqr_decode(const pf_ext *x, pf_pqr *out)
+{
+	const uint8_t *p = x->data;
+
+	if (x->len < PF_PQR_SIZE)
+		return -1;
+	out->r_move = pf_get16(p);
+	out->flags = p[2];
+	memcpy(out->q, p + 4, PF_PACKED_SIZE);
+	memcpy(out->r, p + 4 + PF_PACKED_SIZE, PF_PACKED_SIZE);
+	return 0;
+}

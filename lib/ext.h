@@ -95,7 +95,11 @@
  *   12 i32 original cp   16 i32 repaired cp (panda: side to move's view,
  *      mates mapped with pf_score_cp; 0 in candidates)
  *
- * Reserved for a later tool: PF_EXT_PQR (9).
+ * PF_EXT_PQR (9) - one P/Q/R triple (pqr-sample), 60 bytes; a record
+ * has one per R drawn
+ *    0 u16 R's move from this position   2 u8 flags (0)   3 u8 reserved
+ *    4 Q: the position after the move played, 28 bytes packed
+ *   32 R: the position after R's move, 28 bytes packed
  */
 #ifndef PF_EXT_H
 #define PF_EXT_H
@@ -344,6 +348,16 @@ typedef struct pf_repair {
 
 int	pf_repair_encode(const pf_repair *r, pf_extbuf *b);
 int	pf_repair_decode(const pf_ext *x, pf_repair *r);
+
+#define PF_PQR_SIZE		60
+typedef struct pf_pqr {
+	pf_move r_move;		/* from this record's position to R */
+	uint8_t flags;
+	uint8_t q[PF_PACKED_SIZE], r[PF_PACKED_SIZE];
+} pf_pqr;
+
+int	pf_pqr_encode(const pf_pqr *x, pf_extbuf *b);
+int	pf_pqr_decode(const pf_ext *x, pf_pqr *out);
 
 static inline void pf_putf32(uint8_t *p, float f)
 { union { float f; uint32_t u; } c; c.f = f; pf_put32(p, c.u); }

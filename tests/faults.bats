@@ -18,8 +18,8 @@ load helper
 FAKE="$BUILD_DIR/tests/tools/fake-engine"
 PGN="$TESTDATA/lichess_db_100k.pgn"	# 47 games, 2817 positions
 SMALL="$TESTDATA/lichess_db_10k.pgn"	# 6 games, 262 positions
-BINARY="pgn2pos uci-eval softtarget complexity repair-mark repair-panda"
-ALL="pgn2pos uci-eval softtarget complexity repair-mark repair-panda posdump posdump-j posdump-c"
+BINARY="pgn2pos uci-eval softtarget complexity repair-mark repair-panda pqr-sample"
+ALL="pgn2pos uci-eval softtarget complexity repair-mark repair-panda pqr-sample posdump posdump-j posdump-c"
 
 setup_file() {
 	cd "$BATS_FILE_TMPDIR" || return 1
@@ -51,6 +51,7 @@ tool() {
 	uci-eval)	cmd=(uci-eval -d 1 -j 1 -e "$FAKE" "$F/pos.pos") ;;
 	softtarget)	cmd=(softtarget "$F/scored.pos") ;;
 	complexity)	cmd=(complexity "$F/scored.pos") ;;
+	pqr-sample)	cmd=(pqr-sample --per-position 3 "$F/pos.pos") ;;
 	repair-mark)	cmd=(repair-mark "$F/scored.pos") ;;
 	repair-panda)	cmd=(repair-mark --mode panda -j 1 -e "$FAKE" "$F/scored.pos") ;;
 	posdump)	cmd=(posdump "$F/pos.pos") ;;

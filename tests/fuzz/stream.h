@@ -337,6 +337,29 @@ check_repair(const pf_ext *x, pf_extbuf *b)
 		FUZZ_CHECK(memcmp(y.data, x->data, PF_REPAIR_SIZE) == 0);
 }
 
+static void
+check_pqr(const pf_ext *x, pf_extbuf *b)
+{
+	pf_pqr q, q2;
+	pf_ext y;
+	uint32_t len;
+
+	if (pf_pqr_decode(x, &q) != 0)
+		return;
+	pf_extbuf_reset(b);
+	FUZZ_CHECK(pf_pqr_encode(&q, b) == 0);
+	y.type = PF_EXT_PQR;
+	y.data = one_ext(b, PF_EXT_PQR, &len);
+	y.len = len;
+	FUZZ_CHECK(len == PF_PQR_SIZE);
+	FUZZ_CHECK(pf_pqr_decode(&y, &q2) == 0);
+	FUZZ_CHECK(q.r_move == q2.r_move && q.flags == q2.flags &&
+	    memcmp(q.q, q2.q, sizeof(q.q)) == 0 &&
+	    memcmp(q.r, q2.r, sizeof(q.r)) == 0);
+	if (x->data[3] == 0)
+		FUZZ_CHECK(memcmp(y.data, x->data, PF_PQR_SIZE) == 0);
+}
+
 /* complexity: what decodes re-encodes, and decoding that and encoding
    again gives the same bytes (reserved bytes are written 0 once). */
 static void
@@ -402,6 +425,9 @@ check_ext(const pf_ext *x0, pf_extbuf *b)
 		break;
 	case PF_EXT_COMPLEXITY:
 		check_complexity(&x, b);
+		break;
+	case PF_EXT_PQR:
+		check_pqr(&x, b);
 		break;
 	}
 	FUZZ_CHECK((pf_ext_type_name(x.type) != NULL) ==

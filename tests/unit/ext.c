@@ -633,6 +633,38 @@ test_repair(void)
 	pf_extbuf_free(&b);
 }
 
+static void
+test_pqr(void)
+{
+	pf_pqr q, d;
+	pf_extbuf b = { 0 };
+	pf_ext x;
+	char hex[2 * PF_PQR_SIZE + 1];
+
+	memset(&q, 0, sizeof(q));
+	q.r_move = 0x1234;
+	for (int i = 0; i < PF_PACKED_SIZE; i++) {
+		q.q[i] = (uint8_t)i;
+		q.r[i] = (uint8_t)(0xa0 + i);
+	}
+	CHECK(pf_pqr_encode(&q, &b) == 0 &&
+	    (x = last_ext(&b)).type == PF_EXT_PQR && x.len == PF_PQR_SIZE,
+	    "pqr encodes to 60 bytes");
+	/* u16 move little-endian, flags, reserved, Q's 28 bytes, R's 28 */
+	snprintf(hex, sizeof(hex), "34120000");
+	for (int i = 0; i < PF_PACKED_SIZE; i++)
+		snprintf(hex + 8 + 2 * i, 3, "%02x", i);
+	for (int i = 0; i < PF_PACKED_SIZE; i++)
+		snprintf(hex + 8 + 56 + 2 * i, 3, "%02x", 0xa0 + i);
+	CHECK(bytes_are(&x, hex), "pqr: the bytes of posflow(5)");
+	CHECK(pf_pqr_decode(&x, &d) == 0 && d.r_move == 0x1234 &&
+	    d.flags == 0 && memcmp(d.q, q.q, PF_PACKED_SIZE) == 0 &&
+	    memcmp(d.r, q.r, PF_PACKED_SIZE) == 0, "pqr round-trips");
+	CHECK(short_refused(&x, PF_PQR_SIZE, (decoder)pf_pqr_decode, &d),
+	    "pqr: every short payload refused");
+	pf_extbuf_free(&b);
+}
+
 int
 main(void)
 {
@@ -646,5 +678,6 @@ main(void)
 	test_score_cp();
 	test_complexity();
 	test_repair();
+	test_pqr();
 	return t_done();
 }
