@@ -369,7 +369,7 @@ check_complexity(const pf_ext *x, pf_extbuf *b)
 	pf_extbuf b2 = { 0 };
 	pf_ext y;
 	uint32_t len, len2;
-	uint8_t *once;
+	const uint8_t *once;
 
 	if (pf_complexity_decode(x, &c) != 0)
 		return;
