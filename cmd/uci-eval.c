@@ -189,32 +189,6 @@ on_signal(int sig)
 
 /* ---- options ------------------------------------------------------------ */
 
-static int
-parse_size(const char *s, size_t *out)
-{
-	char num[32];
-	const char *err;
-	size_t n = strlen(s);
-	double v, unit = 1;
-
-	/* A number (pf_strtod's rules), then an optional K, M or G. */
-	if (n > 0 && strchr("kKmMgG", s[n - 1]) != NULL) {
-		unit = strchr("kK", s[n - 1]) ? 1024 :
-		    strchr("mM", s[n - 1]) ? 1024.0 * 1024 :
-		    1024.0 * 1024 * 1024;
-		n--;
-	}
-	if (n == 0 || n >= sizeof(num) || strspn(s, "0123456789.") != n)
-		return -1;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	v = pf_strtod(num, 0, 1e15, &err) * unit;
-	if (err != NULL || v > 1e15)
-		return -1;
-	*out = (size_t)v;
-	return 0;
-}
-
 enum { OPT_CACHE = 256, OPT_CACHE_MEM, OPT_DROP_FAILED, OPT_NEWGAME,
     OPT_NO_NEWGAME,
     OPT_PROGRESS,
@@ -321,8 +295,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->cache_file = optarg;
 			break;
 		case OPT_CACHE_MEM:
-			if (parse_size(optarg, &o->cache_mem) == -1)
-				errstr = "invalid";
+			o->cache_mem = (size_t)pf_strtosize(optarg, 0,
+			    (uint64_t)1e15, &errstr);
 			break;
 		case OPT_DROP_FAILED:
 			o->drop_failed = 1;

@@ -209,3 +209,38 @@ pf_input_name(const char *path)
 {
 	return path == NULL || strcmp(path, "-") == 0 ? "stdin" : path;
 }
+
+uint64_t
+pf_strtosize(const char *s, uint64_t min, uint64_t max, const char **errstr)
+{
+	char num[32];
+	size_t n = strlen(s);
+	double v, unit = 1;
+
+	*errstr = NULL;
+	if (n > 0 && strchr("kKmMgG", s[n - 1]) != NULL) {
+		unit = strchr("kK", s[n - 1]) ? 1024.0 :
+		    strchr("mM", s[n - 1]) ? 1024.0 * 1024 :
+		    1024.0 * 1024 * 1024;
+		n--;
+	}
+	if (n == 0 || n >= sizeof(num) || strspn(s, "0123456789.") != n) {
+		*errstr = "invalid";
+		return 0;
+	}
+	memcpy(num, s, n);
+	num[n] = '\0';
+	v = pf_strtod(num, 0, 1e18, errstr);
+	if (*errstr != NULL)
+		return 0;
+	v *= unit;
+	if (v < (double)min) {
+		*errstr = "too small";
+		return 0;
+	}
+	if (v > (double)max) {
+		*errstr = "too large";
+		return 0;
+	}
+	return (uint64_t)v;
+}

@@ -44,6 +44,13 @@ long long pf_strtonum(const char *s, long long min, long long max,
 	    const char **errstr);
 /* Same for a finite floating-point number in [min, max]. */
 double	pf_strtod(const char *s, double min, double max, const char **errstr);
+/*
+ * A size in bytes: a number of digits and at most one '.', then an
+ * optional K, M or G (powers of 1024), in [min, max].  "abc", " 5", "1e3"
+ * and "0x10" are invalid.  Errors as pf_strtonum.
+ */
+uint64_t pf_strtosize(const char *s, uint64_t min, uint64_t max,
+	    const char **errstr);
 
 /*
  * Open the binary output: path NULL or "-" is stdout.  Refuses a terminal

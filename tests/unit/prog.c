@@ -30,6 +30,18 @@ dbl(const char *s, double min, double max, double want, const char *want_err)
 	return err != NULL && strcmp(err, want_err) == 0;
 }
 
+static int
+size(const char *s, uint64_t min, uint64_t max, uint64_t want,
+    const char *want_err)
+{
+	const char *err;
+	uint64_t v = pf_strtosize(s, min, max, &err);
+
+	if (want_err == NULL)
+		return err == NULL && v == want;
+	return err != NULL && strcmp(err, want_err) == 0;
+}
+
 int
 main(void)
 {
@@ -52,5 +64,18 @@ main(void)
 	CHECK(dbl("1e999", 0, 1e300, 0, "too large") && dbl("inf", 0, 1e300,
 	    0, "too large") && dbl("-1e999", -1, 1, 0, "too small") &&
 	    dbl("-0.5", 0, 1, 0, "too small"), "out of range says which way");
+	CHECK(size("0", 0, 100, 0, NULL) && size("64M", 0, 1ull << 40,
+	    64ull << 20, NULL) && size("1.5k", 0, 1ull << 40, 1536, NULL) &&
+	    size("2G", 0, 1ull << 40, 2ull << 30, NULL) &&
+	    size("16K", 16384, 1ull << 40, 16384, NULL),
+	    "sizes with K, M, G (powers of 1024) and fractions");
+	CHECK(size("lots", 0, 99, 0, "invalid") && size(" 5", 0, 99, 0,
+	    "invalid") && size("1e3", 0, 9999, 0, "invalid") &&
+	    size("0x10", 0, 99, 0, "invalid") && size("", 0, 99, 0,
+	    "invalid") && size("M", 0, 99, 0, "invalid"),
+	    "sizes that are not numbers are invalid");
+	CHECK(size("1K", 16384, 1ull << 40, 0, "too small") &&
+	    size("2G", 0, 1ull << 30, 0, "too large"),
+	    "sizes out of range say which way");
 	return t_done();
 }

@@ -1,0 +1,287 @@
+#!/usr/bin/env bats
+# shard: no game in two splits, the output a permutation of the input,
+# reproducible from the seed, memory far below the input, --dedup keeps the
+# first of each position per split, shard sizes, --verify catches a flipped
+# byte, a killed run never leaves a manifest and a rerun completes, a
+# complete directory is refused without -f; progress on a terminal only;
+# empty, concatenated and damaged input; the usage table.
+
+load helper
+
+MKREC="$BUILD_DIR/tests/tools/mkrec"
+
+# The bundled games as a stream (2,817 positions of 47 games), made once.
+games() {
+	pgn2pos "$TESTDATA/lichess_db_100k.pgn" -o g.pos 2>/dev/null
+}
+
+# game,ply,fen of every record of the streams or shards given, sorted.
+keys() {
+	cat "$@" | posdump --fields game,ply,fen | sort
+}
+
+@test "golden: a permutation of the input, every game in one split, a manifest that verifies" {
+	games
+	run shard -o out --split train=0.8,val=0.2 --seed 7 g.pos
+	assert_success
+	assert_output --regexp '^shard: 2817 records in, 2817 out \(train [0-9]+, val [0-9]+\); 0 duplicates dropped; 2 shards written to out$'
+	[ -f out/train-00000.pos.zst ]
+	[ -f out/val-00000.pos.zst ]
+	cmp <(keys g.pos) <(keys out/*.pos.zst)
+	# no game id in both splits, and both splits hold games
+	cat out/train-*.pos.zst | posdump --fields game | sort -u > train.games
+	cat out/val-*.pos.zst | posdump --fields game | sort -u > val.games
+	[ -s train.games ] && [ -s val.games ]
+	[ -z "$(comm -12 train.games val.games)" ]
+	# shuffled: not in input order
+	! cmp -s <(posdump --fields game,ply g.pos) <(cat out/train-*.pos.zst out/val-*.pos.zst | posdump --fields game,ply)
+	# the manifest: valid JSON with what a loader needs
+	run jq -r '[.format, .version, .seed, (.splits | keys | join("+")), (.shards | length), ([.shards[].records] | add)] | @tsv' out/manifest.json
+	assert_output "$(printf 'posflow\t1\t7\ttrain+val\t2\t2817')"
+	for f in $(jq -r '.shards[] | "\(.file):\(.bytes):\(.records)"' out/manifest.json); do
+		IFS=: read -r name bytes n <<<"$f"
+		[ "$(stat -c %s "out/$name")" -eq "$bytes" ]
+		[ "$(posdump -c "out/$name" | cut -d' ' -f1)" -eq "$n" ]
+	done
+	run shard --verify out
+	assert_success
+	ls -A out | grep -q '^\.tmp-' && fail "temporaries left: $(ls -A out)"
+	true
+}
+
+@test "the split depends on the game id and the seed only; records of game 0 by position" {
+	for i in $(seq 200); do echo "startpos game=$i ply=0 move=e2e4"; done | "$MKREC" > a.pos
+	for i in $(seq 200 -1 1); do echo "startpos game=$i ply=0 move=d2d4"; done | "$MKREC" > b.pos
+	shard -o A --split train=0.5,val=0.5 --seed 3 a.pos 2>/dev/null
+	shard -o B --split train=0.5,val=0.5 --seed 3 b.pos 2>/dev/null
+	cmp <(posdump --fields game A/val-*.pos.zst | sort) <(posdump --fields game B/val-*.pos.zst | sort)
+	n=$(posdump -c A/val-00000.pos.zst | cut -d' ' -f1)
+	[ "$n" -gt 60 ] && [ "$n" -lt 140 ]
+	shard -o C --split train=0.5,val=0.5 --seed 4 a.pos 2>/dev/null
+	! cmp -s <(posdump --fields game A/val-*.pos.zst | sort) <(posdump --fields game C/val-*.pos.zst | sort)
+	# game id 0: the same position always goes to the same split
+	for i in $(seq 30); do echo "startpos ply=$i"; done | "$MKREC" > z.pos
+	shard -o Z --split train=0.5,val=0.5 z.pos 2>/dev/null
+	[ "$(jq '.shards | length' Z/manifest.json)" -eq 1 ]
+}
+
+@test "same seed: identical shards; another seed: another order, same records" {
+	games
+	shard -o s1 --seed 11 --split train=0.9,val=0.1 g.pos 2>/dev/null
+	shard -o s2 --seed 11 --split train=0.9,val=0.1 g.pos 2>/dev/null
+	shard -o s3 --seed 12 --split train=0.9,val=0.1 g.pos 2>/dev/null
+	for f in s1/*.pos.zst; do
+		cmp "$f" "s2/${f#s1/}"
+	done
+	[ "$(jq -c '.shards' s1/manifest.json)" = "$(jq -c '.shards' s2/manifest.json)" ]
+	! cmp -s <(posdump --fields game,ply s1/train-00000.pos.zst) <(posdump --fields game,ply s3/train-00000.pos.zst)
+	cmp <(keys s1/*.pos.zst) <(keys s3/*.pos.zst)
+}
+
+@test "--memory far below the input: many buckets, re-scattered from a pipe, same multiset" {
+	games
+	for i in 1 2 3 4 5 6; do cat g.pos; done > g6.pos
+	# 16,902 records of about 190 bytes: 3.2 MB against 64K
+	run shard -o m --memory 64K --split train=0.9,val=0.1 --records-per-shard 4000 g6.pos
+	assert_success
+	assert_output --partial "16902 records in, 16902 out"
+	cmp <(keys g6.pos) <(keys m/*.pos.zst)
+	[ "$(jq '[.shards[] | select(.split == "train")] | length' m/manifest.json)" -ge 4 ]
+	jq -e '[.shards[].records] | max <= 4000' m/manifest.json
+	# from standard input the size is unknown: buckets are split as they grow
+	cat g6.pos | shard -o p --memory 64K --split train=0.9,val=0.1 --records-per-shard 4000 2>/dev/null
+	cmp <(keys g6.pos) <(keys p/*.pos.zst)
+	shard --verify p 2>/dev/null
+	ls -A m p | grep -q '^\.tmp-' && fail "temporaries left"
+	true
+}
+
+@test "--shards n: n shards per split of even size" {
+	games
+	run shard -o n --shards 4 g.pos
+	assert_success
+	[ "$(jq '.shards | length' n/manifest.json)" -eq 4 ]
+	run jq -r '[.shards[].records] | map(tostring) | join(" ")' n/manifest.json
+	assert_output "705 705 705 702"
+}
+
+@test "--dedup: each position once per split, the first in input order kept" {
+	games
+	cat g.pos g.pos > twice.pos
+	run shard -o d --dedup --memory 64K twice.pos
+	assert_success
+	# positions compared as posflow(5) does: without the move clocks
+	uniq=$(posdump --fields fen g.pos | cut -d' ' -f1-4 | sort -u | wc -l)
+	assert_output --partial "5634 records in, $uniq out (train $uniq); $((5634 - uniq)) duplicates dropped"
+	[ -z "$(posdump --fields fen d/*.pos.zst | cut -d' ' -f1-4 | sort | uniq -d)" ]
+	# per split: two splits may each keep a position
+	shard -o d2 --dedup --split train=0.5,val=0.5 twice.pos 2>/dev/null
+	for s in train val; do
+		[ -z "$(cat d2/$s-*.pos.zst | posdump --fields fen | cut -d' ' -f1-4 | sort | uniq -d)" ]
+	done
+	# the first in input order stays: the same position at plies 0 and 4
+	# of one game (knights out and back), and the same again in game 2
+	printf '%s\n' 'startpos game=1 ply=0 move=g1f3' \
+	    'startpos game=1 ply=4 move=e2e4' 'startpos game=2 ply=9' \
+	    'startpos game=1 ply=2' | "$MKREC" > f.pos
+	shard -o f --dedup f.pos 2>/dev/null
+	run posdump --fields game,ply f/train-00000.pos.zst
+	assert_output 'game=0000000000000001 ply=0'
+	# without --dedup every record stays
+	shard -o g --seed 1 f.pos 2>/dev/null
+	[ "$(posdump -c g/train-00000.pos.zst | cut -d' ' -f1)" -eq 4 ]
+}
+
+@test "--verify: a flipped byte, a missing or a cut shard is named, exit 1" {
+	games
+	shard -o v --records-per-shard 1000 g.pos 2>/dev/null
+	run shard --verify v
+	assert_success
+	cp -r v w
+	size=$(stat -c %s w/train-00001.pos.zst)
+	printf '\377' | dd of=w/train-00001.pos.zst bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+	cmp -s v/train-00001.pos.zst w/train-00001.pos.zst && skip "the byte was 0xff already"
+	run shard --verify w
+	assert_failure 1
+	assert_output --partial "w/train-00001.pos.zst"
+	cp -r v x
+	rm x/train-00002.pos.zst
+	run shard --verify x
+	assert_failure 1
+	assert_output --partial "x/train-00002.pos.zst"
+	cp -r v y
+	truncate -s -10 y/train-00000.pos.zst
+	run shard --verify y
+	assert_failure 1
+	assert_output --partial "y/train-00000.pos.zst"
+	run shard --verify nodir
+	assert_failure 1
+	assert_output --partial "nodir/manifest.json"
+}
+
+@test "a killed run leaves no manifest; a rerun starts over and completes; a complete directory needs -f" {
+	games
+	for i in 1 2 3 4; do cat g.pos; done > g4.pos
+	mkfifo in.fifo
+	# fd 3 is bats' own: the writer holds fd 7
+	shard -o k --memory 64K in.fifo 2>/dev/null 3>&- &
+	pid=$!
+	exec 7>in.fifo
+	cat g4.pos >&7
+	# the input is still open: shard is waiting in pass 1
+	for i in $(seq 50); do
+		ls -A k 2>/dev/null | grep -q '^\.tmp-' && break
+		sleep 0.1
+	done
+	kill -9 "$pid"
+	wait "$pid" || true
+	exec 7>&-
+	[ ! -e k/manifest.json ]
+	ls -A k | grep -q '^\.tmp-'
+	run shard -o k --memory 64K g.pos
+	assert_success
+	[ -f k/manifest.json ]
+	ls -A k | grep -q '^\.tmp-' && fail "stale temporaries: $(ls -A k)"
+	run shard --verify k
+	assert_success
+	cmp <(keys g.pos) <(keys k/*.pos.zst)
+	# complete: refused without -f, redone with it (stale shards removed)
+	run shard -o k g.pos
+	assert_failure 1
+	assert_output --partial "use -f"
+	echo keep > k/other-00000.pos.zst
+	run shard -o k -f --records-per-shard 2000 g.pos
+	assert_success
+	[ "$(ls k/train-*.pos.zst | wc -l)" -eq 2 ]
+	run shard --verify k
+	assert_success
+	# files not of this run's splits stay; an input among the shards is
+	# refused, not deleted
+	[ "$(cat k/other-00000.pos.zst)" = keep ]
+	run shard -o k -f k/train-00000.pos.zst
+	assert_failure 1
+	assert_output --partial "k/train-00000.pos.zst: an input is a file this run would replace"
+	run shard --verify k
+	assert_success
+}
+
+@test "empty, concatenated, damaged input" {
+	"$MKREC" < /dev/null > empty.pos
+	run shard -o e empty.pos
+	assert_success
+	assert_output --partial "0 records in, 0 out"
+	[ "$(jq '.shards | length' e/manifest.json)" -eq 0 ]
+	run shard --verify e
+	assert_success
+	shard -o e2 < /dev/null 2>/dev/null
+	[ "$(jq '.shards | length' e2/manifest.json)" -eq 0 ]
+	for i in $(seq 40); do echo "startpos game=$i move=e2e4"; done | "$MKREC" -F > many.pos
+	cat many.pos many.pos > two.pos
+	run shard -o c two.pos many.pos
+	assert_success
+	assert_output --partial "120 records in, 120 out"
+	size=$(stat -c %s many.pos)
+	head -c $((size - 60)) many.pos > cut.pos
+	run shard -o t cut.pos
+	assert_failure 1
+	assert_output --partial "shard: cut.pos"
+	[ "$(posdump -c t/train-00000.pos.zst | cut -d' ' -f1)" -ge 38 ]
+	# a missing input: nothing is written
+	run shard -o miss many.pos nonexistent.pos
+	assert_failure 1
+	assert_output --partial "shard: nonexistent.pos"
+	[ ! -e miss ]
+	cp many.pos bad.pos
+	printf '\377' | dd of=bad.pos bs=1 seek=$((size - 40)) conv=notrunc 2>/dev/null
+	run shard -o b bad.pos
+	assert_failure 1
+	assert_output --partial "bad.pos"
+	[ "$(posdump -c b/train-00000.pos.zst | cut -d' ' -f1)" -ge 38 ]
+}
+
+@test "progress on a terminal only" {
+	printf '%s\n' 'startpos game=1' | "$MKREC" > in.pos
+	run script -qec "shard -o tty in.pos" /dev/null
+	assert_success
+	assert_output --partial "shard: scatter: 1 records"
+	assert_output --partial "shard: shuffle: 1 of 1 records, 100%"
+	run shard -o file -f in.pos
+	assert_output "shard: 1 records in, 1 out (train 1); 0 duplicates dropped; 1 shards written to file"
+}
+
+@test "--help, --version, invalid calls: exit 2, usage on stderr, nothing on stdout" {
+	run shard --help
+	assert_success
+	assert_output --partial "usage: shard"
+	run shard --version
+	assert_output "shard (posflow) $(shard --version | cut -d' ' -f3)"
+	printf 'startpos\n' | "$MKREC" > in.pos
+	while read -r args; do
+		eval "set -- $args"
+		run bash -c 'shard "$@" 2>/dev/null' _ "$@"
+		[ "$status" -eq 2 ] || { echo "status $status for: $args"; false; }
+		[ -z "$output" ] || { echo "stdout for: $args"; false; }
+		run bash -c 'shard "$@" 2>&1 >/dev/null' _ "$@"
+		[[ "$output" == *"usage: shard"* ]] || { echo "no usage for: $args"; false; }
+		[ ! -e out ] || { echo "out created for: $args"; false; }
+	done <<-'EOF'
+	in.pos
+	-o out --shards 0 in.pos
+	-o out --shards abc in.pos
+	-o out --shards 2 --records-per-shard 5 in.pos
+	-o out --records-per-shard 0 in.pos
+	-o out --split train=0.5,val=0.4 in.pos
+	-o out --split train=0.5,train=0.5 in.pos
+	-o out --split train in.pos
+	-o out --split =1 in.pos
+	-o out --split train=x in.pos
+	-o out --split 'a/b=1' in.pos
+	-o out --memory 1K in.pos
+	-o out --memory 12Q in.pos
+	-o out --memory '' in.pos
+	-o out --seed -1 in.pos
+	--verify out in.pos
+	--verify out -o out
+	-o out --no-such-option in.pos
+	EOF
+}
