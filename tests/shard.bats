@@ -96,6 +96,33 @@ keys() {
 	true
 }
 
+# The largest resident set, in KiB, of the command "$@" (by Debian's
+# python3: getrusage of its child), its output discarded.
+max_rss() {
+	/usr/bin/python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+}
+
+@test "memory stays within --memory whatever the input size" {
+	# AddressSanitizer's shadow memory and quarantine are not the tool's
+	if ldd "$BUILD_DIR/bin/shard" | grep -q libasan; then
+		skip "resident set not measurable under AddressSanitizer"
+	fi
+	games
+	for i in $(seq 6); do cat g.pos; done > g2.pos
+	for i in $(seq 24); do cat g.pos; done > g8.pos
+	# about 13 MB of records against --memory 1M
+	[ "$(stat -c %s g8.pos)" -gt $((10 * 1024 * 1024)) ]
+	small=$(max_rss shard -o s2 --memory 1M g2.pos)
+	big=$(max_rss shard -o s8 --memory 1M g8.pos)
+	# the buffer bound plus the program, zstd and libc (about 7 MB here)
+	[ "$big" -lt $((1024 + 12 * 1024)) ] || fail "max RSS $big KiB"
+	# and independent of the input: 4 times the input, not 1 MB more
+	[ "$big" -lt $((small + 1024)) ] || fail "$small KiB, then $big KiB"
+	cmp <(keys g8.pos) <(keys s8/*.pos.zst)
+}
+
 @test "--shards n: n shards per split of even size" {
 	games
 	run shard -o n --shards 4 g.pos
