@@ -891,7 +891,7 @@ main(int argc, char *argv[])
 			pf_filter_file(&run->f, "-", record, run);
 		for (i = 0; i < argc && !run->f.stop; i++)
 			pf_filter_file(&run->f, argv[i], record, run);
-		if (!run->f.stop)	/* a run cut short says why, not this */
+		if (pf_filter_complete(&run->f))
 			summary(run);
 	}
 	status = pf_filter_close(&run->f);

@@ -201,7 +201,7 @@ main(int argc, char **argv)
 	if (pf_filter_open(&f, o.output, o.force, o.zstd) == 0) {
 		for (i = 0; (i == 0 || i < argc) && !f.stop; i++)
 			pf_filter_file(&f, argc ? argv[i] : "-", sample, &R);
-		if (!f.stop)	/* a run cut short says why, not this */
+		if (pf_filter_complete(&f))
 			pf_warnx("%" PRIu64 " records: %" PRIu64 " sampled "
 			    "(%" PRIu64 " triples); not sampled: %" PRIu64
 			    " without a move, %" PRIu64 " terminal, %" PRIu64

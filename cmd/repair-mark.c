@@ -50,13 +50,9 @@ struct opts {
 	double alpha, threshold;
 	const char *book;
 	uint64_t seed;
-	const char *engine;
-	const char **engine_opts;
-	int nengine_opts;
-	int jobs;
+	pf_pool_opts pool;	/* -e, -j, -O, --retries, --timeout */
 	int limit_kind;		/* 0: the evaluation's own */
 	uint64_t limit;
-	int timeout_ms, retries;
 	const char *output;
 	int force, zstd;
 };
@@ -142,7 +138,7 @@ static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_MODE = 256, O_SHALLOW, O_DEEP, O_Q, O_ALPHA, O_THRESHOLD,
-	    O_BOOK, O_EVAL, O_SEED, O_RETRIES, O_TIMEOUT };
+	    O_BOOK, O_EVAL, O_SEED };
 	static const struct option longopts[] = {
 		{ "mode", required_argument, NULL, O_MODE },
 		{ "shallow", required_argument, NULL, O_SHALLOW },
@@ -158,8 +154,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "engine", required_argument, NULL, 'e' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "option", required_argument, NULL, 'O' },
-		{ "retries", required_argument, NULL, O_RETRIES },
-		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "retries", required_argument, NULL, PF_POOL_OPT_RETRIES },
+		{ "timeout", required_argument, NULL, PF_POOL_OPT_TIMEOUT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "zstd", no_argument, NULL, 'z' },
@@ -168,19 +164,28 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *errstr, *what;
-	long ncpu;
+	char err[512];
 	int ch, r, engine_use = 0;
 
 	memset(o, 0, sizeof(*o));
+	pf_pool_opts_init(&o->pool);
 	o->alpha = PF_LOGISTIC_ALPHA;
 	o->threshold = 0.55;
-	o->retries = 2;
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	o->jobs = ncpu > 0 ? (int)ncpu : 1;
 	while ((ch = getopt_long(argc, argv, "d:n:e:j:O:o:fzhV", longopts,
 	    NULL)) != -1) {
 		errstr = NULL;
 		what = NULL;
+		if ((r = pf_pool_opts_take(&o->pool, ch, optarg, err,
+		    sizeof(err))) == -2) {
+			pf_warn("malloc");
+			return 1;
+		} else if (r == -1) {
+			pf_warnx("%s", err);
+			goto bad;
+		} else if (r == 1) {
+			engine_use = 1;
+			continue;
+		}
 		switch (ch) {
 		case O_MODE:
 			if (strcmp(optarg, "candidates") == 0)
@@ -244,39 +249,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 			what = ch == 'd' ? "-d" : "-n";
 			engine_use = 1;
 			break;
-		case 'e':
-			o->engine = optarg;
-			engine_use = 1;
-			break;
-		case 'j':
-			o->jobs = (int)pf_strtonum(optarg, 1, 256, &errstr);
-			what = "-j";
-			engine_use = 1;
-			break;
-		case 'O':
-			if ((r = pf_pool_option_add(&o->engine_opts,
-			    &o->nengine_opts, optarg)) == -2) {
-				pf_warn("malloc");
-				return 1;
-			}
-			if (r == -1) {
-				pf_warnx("-O %s: expected name=value", optarg);
-				usage();
-				return 2;
-			}
-			engine_use = 1;
-			break;
-		case O_RETRIES:
-			o->retries = (int)pf_strtonum(optarg, 0, 100, &errstr);
-			what = "--retries";
-			engine_use = 1;
-			break;
-		case O_TIMEOUT:
-			o->timeout_ms = (int)pf_strtonum(optarg, 1,
-			    1000000000LL, &errstr);
-			what = "--timeout";
-			engine_use = 1;
-			break;
 		case 'o':
 			o->output = optarg;
 			break;
@@ -320,7 +292,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		o->deep.kind = PF_EVALSEL_DEEPEST;
 	if (!o->have_eval)
 		o->eval.kind = PF_EVALSEL_DEEPEST;
-	o->engine = pf_uci_find_engine(o->engine);
+	o->pool.engine = pf_uci_find_engine(o->pool.engine);
 	return -1;
 bad:
 	usage();
@@ -858,7 +830,7 @@ main(int argc, char **argv)
 
 	pf_prog_init(argv);
 	if ((r = parse_opts(argc, argv, &o)) >= 0) {
-		free(o.engine_opts);
+		free((void *)o.pool.options);
 		return r;
 	}
 	argc -= optind;
@@ -873,21 +845,17 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (o.mode == MODE_PANDA) {
-		pf_pool_opts po = {
-			.engine = o.engine, .options = o.engine_opts,
-			.noptions = o.nengine_opts, .jobs = o.jobs,
-			.timeout_ms = o.timeout_ms, .retries = o.retries,
-			.stop = &got_signal, .warn = pool_warn, .ctx = &R
-		};
-
+		o.pool.stop = &got_signal;
+		o.pool.warn = pool_warn;
+		o.pool.ctx = &R;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_signal;
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
-		R.qcap = 2 * o.jobs + 2;
+		R.qcap = 2 * o.pool.jobs + 2;
 		if ((R.q = calloc((size_t)R.qcap, sizeof(*R.q))) == NULL ||
-		    (R.pool = pf_pool_new(&po)) == NULL) {
+		    (R.pool = pf_pool_new(&o.pool)) == NULL) {
 			pf_warn("malloc");
 			R.f.status = PF_EXIT_DATA;
 			goto out;
@@ -911,7 +879,7 @@ main(int argc, char **argv)
 		R.f.write_failed = 1;
 		R.f.stop = 1;
 	}
-	if (!R.f.stop)		/* a run cut short says why, not this */
+	if (pf_filter_complete(&R.f))
 		summary(&R);
 	if (R.book && fclose(R.book) == EOF) {
 		pf_warn("%s", o.book);
@@ -926,7 +894,7 @@ out:
 		game_free(&R.q[i]);
 	free(R.q);
 	pf_extbuf_free(&R.eb);
-	free(o.engine_opts);
+	free((void *)o.pool.options);
 	r = pf_filter_close(&R.f);
 	return r;
 }

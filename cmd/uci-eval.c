@@ -52,17 +52,12 @@ struct opts {
 	uint64_t limit;
 	int multipv;		/* 0 not asked, MULTIPV_ALL, or K */
 	int keep_depths;
-	const char *engine;
-	const char **engine_opts;
-	int nengine_opts;
-	int jobs;
+	pf_pool_opts pool;	/* -e, -j, -O, --retries, --timeout */
 	const char *output;
 	int zstd, force;
 	const char *cache_file;
 	size_t cache_mem;
 	int skip_done;
-	int timeout_ms;		/* 0: scaled to the limit */
-	int retries;
 	int drop_failed;
 	int newgame;		/* NG_GAME, NG_POSITION or NG_NEVER */
 	int progress;
@@ -192,7 +187,7 @@ on_signal(int sig)
 enum { OPT_CACHE = 256, OPT_CACHE_MEM, OPT_DROP_FAILED, OPT_NEWGAME,
     OPT_NO_NEWGAME,
     OPT_PROGRESS,
-    OPT_RETRIES, OPT_SKIP_DONE, OPT_TIMEOUT, OPT_WINDOW };
+    OPT_SKIP_DONE, OPT_WINDOW };
 
 static int
 parse_opts(int argc, char **argv, struct opts *o)
@@ -215,27 +210,36 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "newgame", required_argument, NULL, OPT_NEWGAME },
 		{ "no-newgame", no_argument, NULL, OPT_NO_NEWGAME },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
-		{ "retries", required_argument, NULL, OPT_RETRIES },
+		{ "retries", required_argument, NULL, PF_POOL_OPT_RETRIES },
 		{ "skip-done", no_argument, NULL, OPT_SKIP_DONE },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "timeout", required_argument, NULL, PF_POOL_OPT_TIMEOUT },
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *errstr;
-	long ncpu;
+	char err[512];
 	int ch, r, nlimits = 0;
 
 	memset(o, 0, sizeof(*o));
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	o->jobs = ncpu > 0 ? (int)ncpu : 1;
+	pf_pool_opts_init(&o->pool);
 	o->cache_mem = 64u << 20;
-	o->retries = 2;
 	o->window = 4096;
 	while ((ch = getopt_long(argc, argv, "d:n:t:m:ke:O:j:o:zfhV", longopts,
 	    NULL)) != -1) {
 		errstr = NULL;
+		if ((r = pf_pool_opts_take(&o->pool, ch, optarg, err,
+		    sizeof(err))) == -2) {
+			pf_warn("malloc");
+			return 1;
+		} else if (r == -1) {
+			pf_warnx("%s", err);
+			usage();
+			return 2;
+		} else if (r == 1) {
+			continue;
+		}
 		switch (ch) {
 		case 'd':
 			o->limit_kind = PF_LIMIT_DEPTH;
@@ -263,24 +267,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'k':
 			o->keep_depths = 1;
-			break;
-		case 'e':
-			o->engine = optarg;
-			break;
-		case 'O':
-			if ((r = pf_pool_option_add(&o->engine_opts,
-			    &o->nengine_opts, optarg)) == -2) {
-				pf_warn("malloc");
-				return 1;
-			}
-			if (r == -1) {
-				pf_warnx("-O %s: expected name=value", optarg);
-				usage();
-				return 2;
-			}
-			break;
-		case 'j':
-			o->jobs = (int)pf_strtonum(optarg, 1, 256, &errstr);
 			break;
 		case 'o':
 			o->output = optarg;
@@ -317,15 +303,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_PROGRESS:
 			o->progress = 1;
 			break;
-		case OPT_RETRIES:
-			o->retries = (int)pf_strtonum(optarg, 0, 100, &errstr);
-			break;
 		case OPT_SKIP_DONE:
 			o->skip_done = 1;
-			break;
-		case OPT_TIMEOUT:
-			o->timeout_ms = (int)pf_strtonum(optarg, 1,
-			    1000000000LL, &errstr);
 			break;
 		case OPT_WINDOW:
 			o->window = (int)pf_strtonum(optarg, 1, 1 << 22,
@@ -367,7 +346,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		usage();
 		return 2;
 	}
-	o->engine = pf_uci_find_engine(o->engine);
+	o->pool.engine = pf_uci_find_engine(o->pool.engine);
 	return -1;
 }
 
@@ -1147,10 +1126,10 @@ setup_hash(const struct opts *o)
 	XXH64_state_t st;
 
 	XXH64_reset(&st, 0);
-	XXH64_update(&st, o->engine, strlen(o->engine) + 1);
-	for (int i = 0; i < o->nengine_opts; i++)
-		XXH64_update(&st, o->engine_opts[i],
-		    strlen(o->engine_opts[i]) + 1);
+	XXH64_update(&st, o->pool.engine, strlen(o->pool.engine) + 1);
+	for (int i = 0; i < o->pool.noptions; i++)
+		XXH64_update(&st, o->pool.options[i],
+		    strlen(o->pool.options[i]) + 1);
 	return XXH64_digest(&st);
 }
 
@@ -1174,7 +1153,7 @@ main(int argc, char **argv)
 	pf_prog_init(argv);
 	memset(&R, 0, sizeof(R));
 	if ((r = parse_opts(argc, argv, &o)) >= 0) {
-		free(o.engine_opts);
+		free((void *)o.pool.options);
 		return r;
 	}
 	R.o = &o;
@@ -1184,7 +1163,7 @@ main(int argc, char **argv)
 	R.status = PF_EXIT_OK;
 	if ((fd = pf_open_output(o.output, o.force, &compress)) == -1) {
 		pf_warn_output(o.output);
-		free(o.engine_opts);
+		free((void *)o.pool.options);
 		return PF_EXIT_DATA;
 	}
 	pf_writer_opts wo = pf_default_writer_opts(compress || o.zstd);
@@ -1201,7 +1180,7 @@ main(int argc, char **argv)
 			R.total_bytes += (uint64_t)st.st_size;
 	}
 	R.cap = (size_t)o.window;
-	R.neng = o.jobs;
+	R.neng = o.pool.jobs;
 	R.win = calloc(R.cap, sizeof(*R.win));
 	R.wk = calloc((size_t)R.neng, sizeof(*R.wk));
 	R.caching = o.cache_mem > 0 || o.cache_file != NULL;
@@ -1242,13 +1221,10 @@ main(int argc, char **argv)
 	R.last_progress = R.t0 - 1000;	/* the first report comes at once */
 	for (int i = 0; i < R.neng; i++)
 		R.wk[i].slot = R.wk[i].last = R.wk[i].run = NONE;
-	pf_pool_opts po = {
-		.engine = o.engine, .options = o.engine_opts,
-		.noptions = o.nengine_opts, .jobs = o.jobs,
-		.timeout_ms = o.timeout_ms, .retries = o.retries,
-		.stop = &got_signal, .warn = pool_warn, .ctx = &R
-	};
-	if ((R.pool = pf_pool_new(&po)) == NULL) {
+	o.pool.stop = &got_signal;
+	o.pool.warn = pool_warn;
+	o.pool.ctx = &R;
+	if ((R.pool = pf_pool_new(&o.pool)) == NULL) {
 		pf_warn("malloc");
 		R.status = PF_EXIT_DATA;
 		goto out;
@@ -1318,7 +1294,7 @@ out:
 	free(R.fl.key);
 	free(R.fl.seq);
 	pf_evalcache_free(R.cache);
-	free(o.engine_opts);
+	free((void *)o.pool.options);
 	if (devnull_fd >= 0)
 		close(devnull_fd);
 	return R.status;

@@ -89,6 +89,12 @@ pf_filter_file(pf_filter *f, const char *path, pf_filter_fn fn, void *ctx)
 }
 
 int
+pf_filter_complete(const pf_filter *f)
+{
+	return !f->stop;
+}
+
+int
 pf_filter_close(pf_filter *f)
 {
 	if (f->w != NULL && !f->stop && pf_writer_close(f->w) == -1 &&

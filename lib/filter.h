@@ -40,6 +40,13 @@ void	pf_filter_put(pf_filter *f, const pf_record *rec);
 /* "prog: file: record N: message"; the status becomes PF_EXIT_DATA. */
 void	pf_filter_error(pf_filter *f, uint64_t recno, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+/*
+ * 1 when the run went to the end of its input with its output taking
+ * every record, so that the tool's summary is the last word; 0 when a
+ * closed pipe downstream (which ends a run quietly) or a failed write
+ * (already reported) cut it short.
+ */
+int	pf_filter_complete(const pf_filter *f);
 /* Close and free the output; returns the run's status. */
 int	pf_filter_close(pf_filter *f);
 

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pool.h"
+#include "prog.h"
 
 #define START_TIMEOUT_MS 10000
 
@@ -365,18 +367,59 @@ check_deadlines(pf_pool *p)
 	}
 }
 
-int
-pf_pool_option_add(const char ***opts, int *n, const char *arg)
+void
+pf_pool_opts_init(pf_pool_opts *o)
 {
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(o, 0, sizeof(*o));
+	o->jobs = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1;
+	o->retries = 2;
+}
+
+int
+pf_pool_opts_take(pf_pool_opts *o, int ch, const char *arg, char *err,
+    size_t errlen)
+{
+	const char *errstr = NULL, *name;
 	const char **t;
 
-	if (arg[0] == '=' || arg[0] == '\0' || strchr(arg, '\n') != NULL)
+	switch (ch) {
+	case 'e':
+		o->engine = arg;
+		return 1;
+	case 'j':
+		name = "-j";
+		o->jobs = (int)pf_strtonum(arg, 1, 256, &errstr);
+		break;
+	case 'O':
+		name = "-O";
+		if (arg[0] == '=' || arg[0] == '\0' || strchr(arg, '\n')) {
+			errstr = "expected name=value";
+			break;
+		}
+		if ((t = realloc((void *)o->options,
+		    (size_t)(o->noptions + 1) * sizeof(*t))) == NULL)
+			return -2;
+		t[o->noptions++] = arg;
+		o->options = t;
+		return 1;
+	case PF_POOL_OPT_RETRIES:
+		name = "--retries";
+		o->retries = (int)pf_strtonum(arg, 0, 100, &errstr);
+		break;
+	case PF_POOL_OPT_TIMEOUT:
+		name = "--timeout";
+		o->timeout_ms = (int)pf_strtonum(arg, 1, 1000000000LL, &errstr);
+		break;
+	default:
+		return 0;
+	}
+	if (errstr != NULL) {
+		snprintf(err, errlen, "%s %s: %s", name, arg, errstr);
 		return -1;
-	if ((t = realloc(*opts, (size_t)(*n + 1) * sizeof(*t))) == NULL)
-		return -2;
-	t[(*n)++] = arg;
-	*opts = t;
-	return 0;
+	}
+	return 1;
 }
 
 pf_pool *

@@ -73,12 +73,24 @@ typedef struct pf_pool_event {
 	char why[256];			/* PF_POOL_FAILED: the last fault */
 } pf_pool_event;
 
+/* The getopt values of the long engine options; a tool numbers its own
+   long options below these. */
+#define PF_POOL_OPT_RETRIES	0x1000
+#define PF_POOL_OPT_TIMEOUT	0x1001
+
+/* The defaults: one engine per processor online, two retries, the
+   timeout scaled to the limit, no -O options. */
+void	 pf_pool_opts_init(pf_pool_opts *o);
 /*
- * Add an -O argument ("name=value", or "name" for a button) to the list
- * *opts of *n options, grown as needed.  0; -1 when arg is malformed (no
- * name, or a newline in it); -2 when out of memory (errno set).
+ * Take one of the engine options every tool that runs engines shares:
+ * ch 'e' the engine, 'j' jobs (1 to 256), 'O' name=value or name (added
+ * to o->options, which the caller frees), PF_POOL_OPT_RETRIES (0 to 100),
+ * PF_POOL_OPT_TIMEOUT (ms, 1 to 1e9).  1 taken; 0 when ch is none of
+ * them; -1 refused, with the reason in err ("-j 0: too small"); -2 out of
+ * memory (errno set).
  */
-int	 pf_pool_option_add(const char ***opts, int *n, const char *arg);
+int	 pf_pool_opts_take(pf_pool_opts *o, int ch, const char *arg,
+	    char *err, size_t errlen);
 
 /* Start the engines (the handshakes go on in pf_pool_poll).  NULL on
    allocation failure. */
