@@ -115,7 +115,7 @@ sample(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 {
 	struct run *R = ctx;
 	pf_board p, q;
-	pf_move r_moves[64];
+	pf_move moves[PF_MAX_MOVES], r_moves[64];
 	pf_undo u;
 	pf_pqr x;
 	pf_record out = *rec;
@@ -141,17 +141,18 @@ sample(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 		    "through unsampled", err);
 		goto put;
 	}
-	if (pf_board_status(&p) != PF_ONGOING) {
-		R->terminal++;
+	/* One move generation serves the terminal check, --min-legal and
+	   the draw. */
+	if ((legal = pf_gen_legal(&p, moves)) == 0) {
+		R->terminal++;	/* mate or stalemate */
 		goto put;
 	}
-	legal = pf_count_legal(&p);
 	if (legal < R->o->min_legal) {
 		R->few++;
 		goto put;
 	}
-	n = pf_pqr_draw(&p, rec->move, R->o->seed, rec->game_id, rec->ply,
-	    R->o->per_position, r_moves);
+	n = pf_pqr_draw(moves, legal, rec->move, R->o->seed, rec->game_id,
+	    rec->ply, R->o->per_position, r_moves);
 	if (n == 0) {
 		R->invalid++;
 		pf_filter_error(f, recno, "the move played is not legal here; "

@@ -23,13 +23,12 @@ draw64(uint64_t seed, uint64_t game_id, uint16_t ply, int k)
 }
 
 int
-pf_pqr_draw(const pf_board *b, pf_move played, uint64_t seed,
+pf_pqr_draw(const pf_move *moves, int nm, pf_move played, uint64_t seed,
     uint64_t game_id, uint16_t ply, int n, pf_move *out)
 {
-	pf_move moves[PF_MAX_MOVES], alt[PF_MAX_MOVES];
-	int nm, na = 0, found = 0, k;
+	pf_move alt[PF_MAX_MOVES];
+	int na = 0, found = 0, k;
 
-	nm = pf_gen_legal(b, moves);
 	for (k = 0; k < nm; k++) {
 		if (moves[k] == played)
 			found = 1;

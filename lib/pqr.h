@@ -15,14 +15,15 @@
 #include "chess.h"
 
 /*
- * The R moves for position b whose played move is played: up to n distinct
- * legal moves other than played, drawn uniformly without replacement by a
- * generator seeded from seed, game_id and ply only (so chunking, order and
- * -j never change a sample).  Writes them to out[] in draw order and
+ * The R moves of a position whose nm legal moves (pf_gen_legal's list, in
+ * its order) are moves[] and whose played move is played: up to n
+ * distinct moves other than played, drawn uniformly without replacement by
+ * a generator seeded from seed, game_id and ply only (so chunking, order
+ * and -j never change a sample).  Writes them to out[] in draw order and
  * returns how many (fewer than n when the position has fewer other moves;
- * 0 when played is not legal or is the only move).
+ * 0 when played is not among moves[] or is the only move).
  */
-int	pf_pqr_draw(const pf_board *b, pf_move played, uint64_t seed,
-	    uint64_t game_id, uint16_t ply, int n, pf_move *out);
+int	pf_pqr_draw(const pf_move *moves, int nm, pf_move played,
+	    uint64_t seed, uint64_t game_id, uint16_t ply, int n, pf_move *out);
 
 #endif
