@@ -12,13 +12,18 @@
 #                         crash or a broken property (CI: FUZZ_S=6)
 #   make install PREFIX=/usr/local
 #
-# Every cmd/*.c is one tool, every lib/*.c goes into lib/libposflow.a,
+# Every cmd/*.c is one tool, every lib/*.c goes into libposflow.a and
+# libposflow.so (the shared library the Python module scripts/posflow loads),
 # every tests/unit/*.c is one unit-test program, every tests/fuzz/*.c one
 # fuzz target: adding a file needs no change here.
 
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
+LIBDIR	?= $(PREFIX)/lib
 MANDIR	?= $(PREFIX)/share/man
+# The Python module; Debian's python3 finds it there when PREFIX is /usr,
+# else through PYTHONPATH (README.md, "Python and PyTorch").
+PYTHONDIR ?= $(LIBDIR)/python3/dist-packages
 
 CC	?= cc
 PKGS	= libzstd zlib libarchive
@@ -43,6 +48,9 @@ LIB_SRC	= $(wildcard lib/*.c)
 LIB_HDR	= $(wildcard lib/*.h)
 LIB_OBJ	= $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)
 LIB_A	= $(BUILD)/libposflow.a
+LIB_SO	= $(BUILD)/libposflow.so
+SONAME	= libposflow.so.0
+PY_SRC	= $(wildcard scripts/posflow/*.py)
 TOOLS	= $(basename $(notdir $(wildcard cmd/*.c)))
 BINS	= $(TOOLS:%=$(BUILD)/bin/%)
 UNIT_SRC = $(wildcard tests/unit/*.c)
@@ -58,19 +66,24 @@ MAN7	= $(wildcard man/man7/*.7)
 DEB_PKGS = gcc make pkg-config libzstd-dev zlib1g-dev libarchive-dev \
 	libxxhash-dev bats bats-support bats-assert stockfish mandoc \
 	pgn-extract zstd xz-utils bzip2 libarchive-tools jq zip python3 \
-	python3-xxhash
+	python3-xxhash python3-numpy python3-torch
 
 .PHONY: all check unit bats lint deps demo install clean bench
 
-all: $(BINS) $(UNITS) $(TEST_TOOLS)
+all: $(BINS) $(LIB_SO) $(UNITS) $(TEST_TOOLS)
 
+# Position-independent, so that the same objects make the shared library.
 $(BUILD)/lib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $(LIB_OBJ)
+
+$(LIB_SO): $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined \
+		-o $@ $(LIB_OBJ) $(LIBS)
 
 $(BUILD)/bin/%: cmd/%.c $(LIB_A) $(LIB_HDR)
 	@mkdir -p $(@D)
@@ -122,6 +135,11 @@ install: all
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PYTHONDIR)/posflow
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libposflow.so
+	install -m 644 $(PY_SRC) $(DESTDIR)$(PYTHONDIR)/posflow
+	echo 'LIBDIR = "$(LIBDIR)"' > $(DESTDIR)$(PYTHONDIR)/posflow/_install.py
 
 clean:
 	rm -rf build build-san

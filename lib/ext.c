@@ -79,7 +79,7 @@ pf_ext_type_name(uint16_t type)
 {
 	static const char *const names[] = {
 		NULL, "meta", "eval", "movescores", "clock", "policy", "value",
-		"complexity", "repair", "pqr"
+		"complexity", "repair", "pqr", "merge"
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]))
@@ -685,5 +685,35 @@ pf_pqr_decode(const pf_ext *x, pf_pqr *out)
 	out->flags = p[2];
 	memcpy(out->q, p + 4, PF_PACKED_SIZE);
 	memcpy(out->r, p + 4 + PF_PACKED_SIZE, PF_PACKED_SIZE);
+	return 0;
+}
+
+/* ---- merge ------------------------------------------------------------ */
+
+int
+pf_merge_encode(const pf_merge *m, pf_extbuf *b)
+{
+	uint8_t *p;
+
+	if ((p = pf_extbuf_add(b, PF_EXT_MERGE, PF_MERGE_SIZE)) == NULL)
+		return -1;
+	pf_put32(p, m->count);
+	pf_put32(p + 4, m->wins);
+	pf_put32(p + 8, m->draws);
+	pf_put32(p + 12, m->losses);
+	return 0;
+}
+
+int
+pf_merge_decode(const pf_ext *x, pf_merge *m)
+{
+	const uint8_t *p = x->data;
+
+	if (x->len < PF_MERGE_SIZE)
+		return -1;
+	m->count = pf_get32(p);
+	m->wins = pf_get32(p + 4);
+	m->draws = pf_get32(p + 8);
+	m->losses = pf_get32(p + 12);
 	return 0;
 }

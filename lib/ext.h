@@ -100,6 +100,13 @@
  *    0 u16 R's move from this position   2 u8 flags (0)   3 u8 reserved
  *    4 Q: the position after the move played, 28 bytes packed
  *   32 R: the position after R's move, 28 bytes packed
+ *
+ * PF_EXT_MERGE (10) - twins merged into this record (shard --dedup
+ * merge), 16 bytes
+ *    0 u32 count: the records merged into this one, itself included
+ *    4 u32 wins   8 u32 draws   12 u32 losses: the game results of those
+ *      records from the side to move's view (a record of unknown result
+ *      counts in count only)
  */
 #ifndef PF_EXT_H
 #define PF_EXT_H
@@ -118,7 +125,8 @@ enum {
 	PF_EXT_VALUE = 6,
 	PF_EXT_COMPLEXITY = 7,
 	PF_EXT_REPAIR = 8,
-	PF_EXT_PQR = 9
+	PF_EXT_PQR = 9,
+	PF_EXT_MERGE = 10
 };
 
 enum { PF_SRC_ENGINE = 0, PF_SRC_PGN = 1, PF_SRC_TERMINAL = 2 };
@@ -358,6 +366,15 @@ typedef struct pf_pqr {
 
 int	pf_pqr_encode(const pf_pqr *x, pf_extbuf *b);
 int	pf_pqr_decode(const pf_ext *x, pf_pqr *out);
+
+#define PF_MERGE_SIZE		16
+typedef struct pf_merge {
+	uint32_t count;			/* records merged, this one included */
+	uint32_t wins, draws, losses;	/* the side to move's view */
+} pf_merge;
+
+int	pf_merge_encode(const pf_merge *m, pf_extbuf *b);
+int	pf_merge_decode(const pf_ext *x, pf_merge *m);
 
 static inline void pf_putf32(uint8_t *p, float f)
 { union { float f; uint32_t u; } c; c.f = f; pf_put32(p, c.u); }

@@ -373,7 +373,7 @@ if [f32(v) for v in got] != want:
 	nodes=020701000e0003000202000064000000000000''00a086010000000000''0c07cb06ffffffff0000003f000080be64000000cdcc0c3f
 	cand=010102000000003f000080be0000000000000000
 	panda=0202010000000000000000''00ddffffff9c7c0000
-	"$MKREC" <<< "$START ext=7:$depth ext=7:$nodes ext=8:$cand ext=8:$panda ext=10:00" > s.pos
+	"$MKREC" <<< "$START ext=7:$depth ext=7:$nodes ext=8:$cand ext=8:$panda ext=99:00" > s.pos
 	run posdump --fields complexity,repair s.pos
 	assert_success
 	assert_output "complexity{mode=depth complexity=7 depth=12 first_depth=1 move=e2e4 p_first=0.0125 p_decide=0.625 low=0.05 high=0.4 policy=zeman} complexity{mode=nodes complexity=1 depth=14 shallow=nodes:100 shallow_depth=3 deep=nodes:100000 shallow_best=e2e4 deep_best=d2d4 differ loss=-1 q_shallow=0.5 q_deep=-0.25 fired=move min_loss=100 threshold=0.55} repair{mode=candidates candidate=yes q_shallow=0.5 q_deep=-0.25 q=wdl} repair{mode=panda class=maybe-yes original=-35 repaired=31900 rescored=yes}"
@@ -386,7 +386,21 @@ if [f32(v) for v in got] != want:
 	[ "${#lines[@]}" -eq 4 ]
 	# --fields ext shows the types posdump does not know, not these.
 	run posdump --fields ext s.pos
-	assert_output "ext{type=10 len=1}"
+	assert_output "ext{type=99 len=1}"
+}
+
+@test "a merge extension is decoded, in text and JSON; a short one is malformed" {
+	# count 5, wins 2, draws 0, losses 65538 (u32 little-endian)
+	"$MKREC" <<< "$START ext=10:05000000020000000000000002000100 ext=10:050000" > s.pos
+	run --separate-stderr posdump --fields merge s.pos
+	assert_failure 1
+	assert_output "merge{count=5 wins=2 draws=0 losses=65538} ext{type=10 len=3 malformed}"
+	[[ "$stderr" == *"s.pos: record 1: malformed merge extension (3 bytes)"* ]]
+	run bash -c "posdump -j --fields merge s.pos 2>/dev/null | jq -c '.exts[0]'"
+	assert_output '{"type":"merge","count":5,"wins":2,"draws":0,"losses":65538}'
+	# not an unknown type any more
+	run posdump --fields ext s.pos
+	assert_output ""
 }
 
 @test "a complexity or repair extension too short for its mode is malformed" {

@@ -1,8 +1,8 @@
 /*
  * ext.c - unit tests of record extensions (lib/ext.c): iteration, find and
  * count, the extension buffer, pass-through copies, every typed encoder
- * and decoder (the complexity and repair ones also against their bytes in
- * posflow(5)), refusal of short payloads, strings made valid UTF-8 and cut
+ * and decoder (the complexity, repair and merge ones also against their
+ * bytes in posflow(5)), refusal of short payloads, strings made valid UTF-8 and cut
  * at character boundaries on the way in, and the mate mapping.
  */
 #include <stdio.h>
@@ -141,6 +141,7 @@ test_generic(void)
 	    strcmp(pf_ext_type_name(PF_EXT_POLICY), "policy") == 0 &&
 	    strcmp(pf_ext_type_name(PF_EXT_VALUE), "value") == 0 &&
 	    strcmp(pf_ext_type_name(PF_EXT_PQR), "pqr") == 0 &&
+	    strcmp(pf_ext_type_name(PF_EXT_MERGE), "merge") == 0 &&
 	    pf_ext_type_name(0) == NULL && pf_ext_type_name(0x8000) == NULL,
 	    "type names");
 	pf_extbuf_free(&b);
@@ -665,6 +666,28 @@ test_pqr(void)
 	pf_extbuf_free(&b);
 }
 
+static void
+test_merge(void)
+{
+	pf_merge m = { 3, 1, 0x01020304u, 0xfffffffeu }, d;
+	pf_extbuf b = { 0 };
+	pf_ext x;
+
+	CHECK(pf_merge_encode(&m, &b) == 0 &&
+	    (x = last_ext(&b)).type == PF_EXT_MERGE && x.len == PF_MERGE_SIZE,
+	    "merge encodes to 16 bytes");
+	/* four u32, little-endian: count, wins, draws, losses */
+	CHECK(bytes_are(&x, "03000000" "01000000" "04030201" "feffffff"),
+	    "merge: the bytes of posflow(5)");
+	memset(&d, 0, sizeof(d));
+	CHECK(pf_merge_decode(&x, &d) == 0 && d.count == 3 && d.wins == 1 &&
+	    d.draws == 0x01020304u && d.losses == 0xfffffffeu,
+	    "merge round-trips");
+	CHECK(short_refused(&x, PF_MERGE_SIZE, (decoder)pf_merge_decode, &d),
+	    "merge: every short payload refused");
+	pf_extbuf_free(&b);
+}
+
 int
 main(void)
 {
@@ -679,5 +702,6 @@ main(void)
 	test_complexity();
 	test_repair();
 	test_pqr();
+	test_merge();
 	return t_done();
 }

@@ -1,0 +1,212 @@
+#!/usr/bin/env bats
+# The Python loader (scripts/posflow on libposflow.so): records() reads
+# back exactly what posdump --json shows, batches() gives the features,
+# targets and policy that the records hold (checked against an independent
+# reading in tests/tools/loader_check.py), damage raises an error naming
+# the file and record after the records before it, and
+# posflow.torch.ShardDataset yields every record once per epoch over 2
+# ranks x 2 workers, and a tiny model trained on it learns.
+
+load helper
+
+CHECK="$TOP/tests/tools/loader_check.py"
+TORCHCHECK="$TOP/tests/tools/loader_torch.py"
+
+# Debian's python3 with numpy (another python3 may come first on PATH).
+find_python() {
+	local p
+	for p in /usr/bin/python3 python3; do
+		if "$p" -c 'import numpy' 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	return 1
+}
+
+setup_file() {
+	PY=$(find_python) || {
+		echo "no python3 with numpy: run make check as root (python3-numpy)" >&3
+		return 1
+	}
+	export PY
+	export PYTHONPATH="$TOP/scripts"
+	export POSFLOW_LIB="$BUILD_DIR/libposflow.so"
+	# A library built with AddressSanitizer needs its runtime first.
+	if ldd "$POSFLOW_LIB" | grep -q libasan; then
+		LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
+		export LD_PRELOAD ASAN_OPTIONS=detect_leaks=0
+	fi
+	# The bundled games through the pipeline: evaluations with per-move
+	# tables, policy and value targets, PQR triples; then shards.
+	local d="$BATS_FILE_TMPDIR"
+	pgn2pos "$TESTDATA/lichess_db_100k.pgn" 2>/dev/null |
+		uci-eval --engine "$(stockfish_path)" --depth 1 --multipv all 2>/dev/null |
+		softtarget --value tanh 2>/dev/null |
+		pqr-sample 2>/dev/null > "$d/rich.pos"
+	shard -o "$d/shards" --split train=0.8,val=0.2 --shards 3 --seed 5 \
+		"$d/rich.pos" 2>/dev/null
+}
+
+@test "records() equals posdump --json record by record (a stream, and a shard directory's split)" {
+	d="$BATS_FILE_TMPDIR"
+	posdump --json "$d/rich.pos" > want.jsonl
+	[ "$(wc -l < want.jsonl)" -eq 2817 ]
+	run "$PY" "$CHECK" json want.jsonl "$d/rich.pos"
+	assert_success
+	assert_output "records: 2817 records equal posdump --json"
+	posdump --json $(jq -r '.shards[] | select(.split == "val") | .file' "$d/shards/manifest.json" | sed "s|^|$d/shards/|") > val.jsonl
+	run "$PY" -c "
+import json, posflow
+got = list(posflow.records('$d/shards', split='val'))
+want = [json.loads(l) for l in open('val.jsonl')]
+assert got == want and len(got) > 100, (len(got), len(want))
+print(len(got))"
+	assert_success
+}
+
+@test "batches(): features (ALL, H, V, D1, D2, both perspectives), value, score, result, policy, move, PQR equal the records" {
+	run "$PY" "$CHECK" batches "$BATS_FILE_TMPDIR/rich.pos"
+	assert_success
+	assert_line --regexp '^batches: 2817 rows equal the records \(move [0-9]+, policy [0-9]+, pqr [0-9]+, score [0-9]+, value [0-9]+\)$'
+	assert_line "batches: white perspective ok"
+}
+
+@test "batches(): the keys and dtypes the README lists, batch sizes, drop_last, eval selector, stride" {
+	run "$PY" -c "
+import numpy as np, posflow
+p = '$BATS_FILE_TMPDIR/rich.pos'
+bs = list(posflow.batches(p, 1000))
+print([len(b['features']) for b in bs])
+b = bs[0]
+print(sorted(b))
+print(b['features'].dtype, b['features'].shape[1], b['value'].dtype, b['score'].dtype, b['result'].dtype, b['move'].dtype, b['game_id'].dtype)
+print([len(b['features']) for b in posflow.batches(p, 1000, drop_last=True)])
+# the shallow evaluation by selector: the same as deepest here (one depth)
+a = np.concatenate([b['score'] for b in posflow.batches(p, 500, eval='depth:1')])
+d = np.concatenate([b['score'] for b in posflow.batches(p, 500)])
+# depth:7: no engine evaluation has it, so a score only for the
+# terminal positions (whose evaluation every selector takes)
+term = sum(1 for r in posflow.records(p) if any(x['type'] == 'eval' and x['source'] == 'terminal' for x in r.get('exts', [])))
+print(bool(np.array_equal(a, d, equal_nan=True)), int(np.isnan(np.concatenate([b['score'] for b in posflow.batches(p, 500, eval='depth:7')])).sum()) + term, term > 0)
+# stride 3: three offsets partition the records
+ids = [np.concatenate([b['ply'].astype(np.int64) * 2**32 + (b['game_id'] % 2**32).astype(np.int64) for b in posflow.batches(p, 400, stride=3, offset=o)]) for o in range(3)]
+allk = np.concatenate([b['ply'].astype(np.int64) * 2**32 + (b['game_id'] % 2**32).astype(np.int64) for b in posflow.batches(p, 400)])
+print(sum(len(i) for i in ids), sorted(np.concatenate(ids).tolist()) == sorted(allk.tolist()))
+print(posflow.feature_count('ALL'), posflow.feature_count('ALL+H+V+D1+D2'))
+"
+	assert_success
+	assert_output "[1000, 1000, 817]
+['features', 'game_id', 'move', 'ply', 'result', 'score', 'value']
+int32 32 float32 float32 float32 int32 uint64
+[1000, 1000]
+True 2817 True
+2817 True
+768 1320"
+}
+
+@test "batches(value=...): the value target of a method, of several; the last by default" {
+	softtarget --value tanh --value wdl "$BATS_FILE_TMPDIR/rich.pos" -o two.pos 2>/dev/null
+	run "$PY" -c "
+import numpy as np, posflow
+recs = list(posflow.records('two.pos'))
+def want(method):
+    out = []
+    for r in recs:
+        v = [x['target'] for x in r.get('exts', []) if x['type'] == 'value' and (method is None or x['method'] == method)]
+        out.append(v[-1] if v else np.nan)
+    return np.array(out, np.float32)
+def got(method):
+    return np.concatenate([b['value'] for b in posflow.batches('two.pos', 300, value=method)])
+for m in ('tanh', 'wdl_engine', None, 'linear'):
+    print(m, bool(np.array_equal(got(m), want(m), equal_nan=True)), int(np.isnan(got(m)).sum()))
+print(bool(np.array_equal(got(None), got('wdl_engine'), equal_nan=True)), bool(np.array_equal(got('tanh'), got('wdl_engine'), equal_nan=True)))
+"
+	assert_success
+	assert_output "tanh True 0
+wdl_engine True 0
+None True 0
+linear True 2817
+True False"
+}
+
+@test "damage: records before it come first, then posflow.Error names the file and record; errors='warn' goes on" {
+	posdump -c "$BATS_FILE_TMPDIR/rich.pos" >/dev/null
+	"$PY" -c "
+import posflow
+" || fail "import"
+	# two copies of the stream, the second with a flipped byte in its
+	# first block's payload: the block is dropped whole
+	cp "$BATS_FILE_TMPDIR/rich.pos" a.pos
+	cp "$BATS_FILE_TMPDIR/rich.pos" b.pos
+	printf '\xff' | dd of=b.pos bs=1 seek=100 conv=notrunc 2>/dev/null
+	run "$PY" -c "
+import posflow
+n = 0
+try:
+    for b in posflow.batches(['a.pos', 'b.pos'], 500):
+        n += len(b['features'])
+except posflow.Error as e:
+    print('error after', n, ':', e)
+"
+	assert_success
+	assert_output --regexp '^error after 2817 : b\.pos: .*checksum'
+	run "$PY" -W always -c "
+import posflow
+print(sum(len(b['features']) for b in posflow.batches(['a.pos', 'b.pos'], 500, errors='warn')))
+print(sum(1 for r in posflow.records(['b.pos'], errors='ignore')))
+"
+	assert_success
+	# the damaged block is lost, everything else is read
+	n=$(posdump -c b.pos 2>/dev/null | cut -d' ' -f1)
+	[ "$n" -lt 2817 ] && [ "$n" -gt 2000 ]
+	assert_line "$((2817 + n))"
+	assert_line "$n"
+	assert_output --partial "RuntimeWarning"
+	# a missing file and bad options
+	run "$PY" -c "
+import posflow
+try:
+    list(posflow.batches('nonexistent.pos', 10))
+except posflow.Error as e:
+    print(e)
+try:
+    posflow.batches('a.pos', features='ALL+X').__next__()
+except ValueError as e:
+    print(e)
+"
+	assert_success
+	assert_line "nonexistent.pos: No such file or directory"
+	assert_line --partial "unknown feature block 'X'"
+}
+
+@test "ShardDataset: every record once per epoch over 2 ranks x 2 workers, epochs reshuffled, reproducible" {
+	"$PY" -c 'import torch' 2>/dev/null || fail "no torch for $PY (Debian: python3-torch)"
+	# (stderr apart: torch warns that 9 consumers exceed the 2 cores)
+	run --separate-stderr "$PY" "$TORCHCHECK" epochs "$BATS_FILE_TMPDIR/shards"
+	assert_success
+	assert_output --regexp '^epochs: [0-9]+ records once per epoch over 2 ranks x 2 workers \(3 shards\), and over 3 x 3; epochs differ in order$'
+}
+
+@test "training: a linear model on the 768 features, fed by ShardDataset, lowers its loss" {
+	"$PY" -c 'import torch' 2>/dev/null || fail "no torch for $PY (Debian: python3-torch)"
+	run "$PY" "$TORCHCHECK" train "$BATS_FILE_TMPDIR/shards"
+	assert_success
+	assert_output --regexp '^train: 300 steps, loss 0\.[0-9]+ over the first 20, 0\.[0-9]+ over the last 20$'
+}
+
+@test "make install puts the library and the module under PREFIX, and the installed module loads it" {
+	san=
+	ldd "$POSFLOW_LIB" | grep -q libasan && san=1
+	cd "$TOP"
+	run make -s install SANITIZE=$san BUILD="${BUILD_DIR#$TOP/}" PREFIX="$BATS_TEST_TMPDIR/p" DESTDIR=
+	assert_success
+	cd "$BATS_TEST_TMPDIR"
+	[ -f p/lib/libposflow.so.0 ] && [ -L p/lib/libposflow.so ]
+	[ -f p/lib/python3/dist-packages/posflow/__init__.py ]
+	[ -f p/lib/python3/dist-packages/posflow/torch.py ]
+	run env -u POSFLOW_LIB -u POSFLOW_BUILD PYTHONPATH=p/lib/python3/dist-packages \
+		"$PY" -c 'import posflow; print(posflow._lib._name, posflow.version())'
+	assert_success
+	assert_output --regexp "^$BATS_TEST_TMPDIR/p/lib/libposflow.so.0 posflow [0-9.]+$"
+}

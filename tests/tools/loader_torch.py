@@ -1,0 +1,108 @@
+"""PyTorch checks of the loader (tests/loader.bats).
+
+usage: loader_torch.py epochs DIR     every record once per epoch over
+                                      2 ranks x 2 DataLoader workers
+       loader_torch.py train DIR      a linear model on the 768 features
+                                      learns: the loss falls
+"""
+
+import sys
+
+import numpy as np
+import torch
+
+import posflow
+from posflow.torch import ShardDataset
+
+
+def fail(msg):
+    print("loader_torch: " + msg)
+    sys.exit(1)
+
+
+def keys_of(batch):
+    # game ids: uint64 from posflow.batches, int64 (same bits) in tensors
+    return [(g % (1 << 64), p) for g, p in zip(batch["game_id"].tolist(),
+                                               batch["ply"].tolist())]
+
+
+def epoch_keys(directory, epoch, workers=2, ranks=2, **kw):
+    seen = []
+    for rank in range(ranks):
+        ds = ShardDataset(directory, "train", batch_size=50, seed=11,
+                          rank=rank, world_size=ranks, **kw)
+        ds.set_epoch(epoch)
+        dl = torch.utils.data.DataLoader(ds, batch_size=None,
+                                         num_workers=workers)
+        for b in dl:
+            if not isinstance(b["features"], torch.Tensor):
+                fail("a batch holds no tensors")
+            seen.extend(keys_of(b))
+    return seen
+
+
+def check_epochs(directory):
+    want = []
+    for b in posflow.batches(directory, 1000, split="train"):
+        want.extend(keys_of(b))
+    if len(set(want)) != len(want):
+        fail("the input repeats a (game, ply): the check needs unique keys")
+    nshards = len(posflow.shard_paths(directory, "train"))
+    orders = []
+    for epoch in (0, 1):
+        got = epoch_keys(directory, epoch)
+        if len(got) != len(want) or sorted(got) != sorted(want):
+            dup = len(got) - len(set(got))
+            fail("epoch %d: %d records (%d repeated), want each of %d once"
+                 % (epoch, len(got), dup, len(want)))
+        orders.append(got)
+    if orders[0] == orders[1]:
+        fail("epochs 0 and 1 came in the same order")
+    if epoch_keys(directory, 1) != orders[1]:
+        fail("epoch 1 read twice came in different orders")
+    # more consumers than shards: every shard read by all, every C-th kept
+    got = epoch_keys(directory, 0, workers=3, ranks=3)
+    if sorted(got) != sorted(want):
+        fail("9 consumers over %d shards: records lost or repeated" % nshards)
+    print("epochs: %d records once per epoch over 2 ranks x 2 workers "
+          "(%d shards), and over 3 x 3; epochs differ in order"
+          % (len(want), nshards))
+
+
+def check_train(directory):
+    torch.manual_seed(0)
+    model = torch.nn.EmbeddingBag(posflow.feature_count("ALL") + 1, 1,
+                                  mode="sum", padding_idx=768)
+    torch.nn.init.zeros_(model.weight)
+    bias = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.Adam(list(model.parameters()) + [bias], lr=0.01)
+    ds = ShardDataset(directory, "train", batch_size=256, seed=3)
+    losses, step = [], 0
+    for epoch in range(100):
+        ds.set_epoch(epoch)
+        for b in torch.utils.data.DataLoader(ds, batch_size=None):
+            feats = b["features"].long()
+            feats[feats < 0] = 768
+            target = b["result"]
+            keep = ~torch.isnan(target)
+            pred = torch.sigmoid(model(feats).squeeze(1) + bias)
+            loss = torch.nn.functional.binary_cross_entropy(pred[keep],
+                                                            target[keep])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            step += 1
+            if step == 300:
+                break
+        if step == 300:
+            break
+    first, last = np.mean(losses[:20]), np.mean(losses[-20:])
+    print("train: %d steps, loss %.4f over the first 20, %.4f over the "
+          "last 20" % (step, first, last))
+    if step < 300 or not last < 0.9 * first:
+        fail("the loss did not fall by 10%")
+
+
+if __name__ == "__main__":
+    {"epochs": check_epochs, "train": check_train}[sys.argv[1]](sys.argv[2])
