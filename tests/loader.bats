@@ -29,14 +29,21 @@ setup_file() {
 		echo "no python3 with numpy: run make check as root (python3-numpy)" >&3
 		return 1
 	}
-	export PY
 	export PYTHONPATH="$TOP/scripts"
 	export POSFLOW_LIB="$BUILD_DIR/libposflow.so"
-	# A library built with AddressSanitizer needs its runtime first.
+	# A library built with AddressSanitizer needs its runtime loaded
+	# first: python3 runs through a wrapper that preloads it (only
+	# python3: the other programs of the tests are not built with it).
 	if ldd "$POSFLOW_LIB" | grep -q libasan; then
-		LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
-		export LD_PRELOAD ASAN_OPTIONS=detect_leaks=0
+		cat > "$BATS_FILE_TMPDIR/python3-asan" <<-EOF
+		#!/bin/sh
+		LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)" \\
+		ASAN_OPTIONS=detect_leaks=0 exec "$PY" "\$@"
+		EOF
+		chmod +x "$BATS_FILE_TMPDIR/python3-asan"
+		PY="$BATS_FILE_TMPDIR/python3-asan"
 	fi
+	export PY
 	# The bundled games through the pipeline: evaluations with per-move
 	# tables, policy and value targets, PQR triples; then shards.
 	local d="$BATS_FILE_TMPDIR"
