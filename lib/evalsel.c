@@ -104,7 +104,8 @@ pf_evalsel_matches(const pf_evalsel *sel, const pf_eval *v)
 	case PF_EVALSEL_DEEPEST:
 	case PF_EVALSEL_SHALLOWEST:
 		return v->source == PF_SRC_ENGINE ||
-		    v->source == PF_SRC_TERMINAL;
+		    v->source == PF_SRC_TERMINAL ||
+		    v->source == PF_SRC_IMPORT;
 	case PF_EVALSEL_FIRST:
 	case PF_EVALSEL_LAST:
 		return 1;

@@ -6,7 +6,9 @@
  *
  *   deepest       the engine evaluation of greatest depth, a later one on
  *                 equal depth; a terminal-position evaluation (source
- *                 PF_SRC_TERMINAL) counts as an engine one
+ *                 PF_SRC_TERMINAL) and an imported one (PF_SRC_IMPORT,
+ *                 posimport; depth 0 when the format has none) count as
+ *                 engine ones
  *   first, last   the first or the last evaluation of any source
  *   pgn           the evaluation from a PGN comment (the last one)
  *   depth:N, nodes:N, movetime:N

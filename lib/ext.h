@@ -129,7 +129,10 @@ enum {
 	PF_EXT_MERGE = 10
 };
 
-enum { PF_SRC_ENGINE = 0, PF_SRC_PGN = 1, PF_SRC_TERMINAL = 2 };
+/* PF_SRC_IMPORT: a score read from another training-data format by
+   posimport (an engine's, of unknown search). */
+enum { PF_SRC_ENGINE = 0, PF_SRC_PGN = 1, PF_SRC_TERMINAL = 2,
+    PF_SRC_IMPORT = 3 };
 enum { PF_LIMIT_NONE = 0, PF_LIMIT_DEPTH = 1, PF_LIMIT_NODES = 2,
     PF_LIMIT_MOVETIME = 3 };
 enum { PF_SCORE_CP = 0, PF_SCORE_MATE = 1 };

@@ -35,6 +35,30 @@ pf_filter_open(pf_filter *f, const char *output, int force, int zstd)
 	return 0;
 }
 
+int
+pf_filter_open_raw(pf_filter *f, const char *output, int force)
+{
+	int compress;
+
+	memset(f, 0, sizeof(*f));
+	f->output = output;
+	f->status = PF_EXIT_OK;
+	if ((f->fd = pf_open_output(output, force, &compress)) == -1) {
+		pf_warn_output(output);
+		f->status = PF_EXIT_DATA;
+		return -1;
+	}
+	return 0;
+}
+
+void
+pf_filter_init(pf_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	f->status = PF_EXIT_OK;
+}
+
 void
 pf_filter_error(pf_filter *f, uint64_t recno, const char *fmt, ...)
 {

@@ -32,6 +32,11 @@ typedef void (*pf_filter_fn)(pf_filter *f, void *ctx, const pf_record *rec,
 
 /* Open the output.  0, or -1 after a message (status PF_EXIT_DATA). */
 int	pf_filter_open(pf_filter *f, const char *output, int force, int zstd);
+/* Open the output as a bare descriptor (f->fd), for a tool that writes
+   another format itself: no record writer.  0, or -1 after a message. */
+int	pf_filter_open_raw(pf_filter *f, const char *output, int force);
+/* No output: the tool writes files of its own (f->fd is -1). */
+void	pf_filter_init(pf_filter *f);
 /* Every record of path ("-": standard input) to fn, damage reported. */
 void	pf_filter_file(pf_filter *f, const char *path, pf_filter_fn fn,
 	    void *ctx);

@@ -52,10 +52,6 @@ pf_loader_open(const char *const *paths, size_t n, const pf_loader_opts *o,
 	size_t i;
 	int b, off;
 
-	if (n == 0) {
-		snprintf(err, errlen, "no input");
-		return NULL;
-	}
 	if (o->features & ~PF_FEAT_KNOWN) {
 		snprintf(err, errlen, "unknown feature block");
 		return NULL;
@@ -75,7 +71,7 @@ pf_loader_open(const char *const *paths, size_t n, const pf_loader_opts *o,
 		return NULL;
 	}
 	if ((l = calloc(1, sizeof(*l))) == NULL ||
-	    (l->paths = calloc(n, sizeof(*l->paths))) == NULL) {
+	    (l->paths = calloc(n > 0 ? n : 1, sizeof(*l->paths))) == NULL) {
 		free(l);
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		return NULL;
@@ -247,6 +243,33 @@ features(const pf_loader *l, const uint8_t *p, int flip, int32_t *out)
 	return occ != 0 ? -1 : 0;	/* more than 32 pieces */
 }
 
+/* Seed 004's 14 planes of packed position p into out[14 * 64]: -1 when
+   the position is invalid. */
+static int
+planes(const uint8_t *p, int chess960, uint8_t *out)
+{
+	pf_board b;
+	int sq, s, pc, us, flip;
+
+	if (pf_board_unpack(&b, p, chess960, NULL, 0) == -1)
+		return -1;
+	memset(out, 0, 14 * 64);
+	us = b.stm;
+	flip = us == PF_BLACK ? 56 : 0;
+	for (sq = 0; sq < 64; sq++) {
+		s = sq ^ flip;
+		pc = b.squares[sq];
+		if (pc != PF_NO_PIECE)
+			out[(PF_PIECE_COLOUR(pc) == us ? 0 : 6) * 64 +
+			    PF_PIECE_TYPE(pc) * 64 + s] = 1;
+		if (pf_square_attacked(&b, sq, us))
+			out[12 * 64 + s] = 1;
+		if (pf_square_attacked(&b, sq, !us))
+			out[13 * 64 + s] = 1;
+	}
+	return 0;
+}
+
 static int
 black_to_move(const uint8_t *p)
 {
@@ -273,8 +296,8 @@ pqr_features(const pf_loader *l, int32_t *out, size_t i, const uint8_t *p)
 }
 
 /* Fill row i of b from rec: 0, or -1 with l->err set. */
-static int
-fill_row(pf_loader *l, pf_batch *b, size_t i, const pf_record *rec)
+int
+pf_loader_row(pf_loader *l, pf_batch *b, size_t i, const pf_record *rec)
 {
 	pf_ext_iter it;
 	pf_ext x;
@@ -296,6 +319,9 @@ fill_row(pf_loader *l, pf_batch *b, size_t i, const pf_record *rec)
 	if (what == NULL && b->features_opp != NULL &&
 	    features(l, rec->pos, !flip, b->features_opp + i * wd) == -1)
 		what = "bad packed position";
+	if (what == NULL && b->planes != NULL && planes(rec->pos,
+	    rec->flags & PF_RF_CHESS960, b->planes + i * 14 * 64) == -1)
+		what = "invalid position";
 	memset(&pick, 0, sizeof(pick));
 	pf_ext_iter_init(&it, rec);
 	while (what == NULL && (rc = pf_ext_next(&it, &x)) != 0) {
@@ -419,9 +445,12 @@ fill_row(pf_loader *l, pf_batch *b, size_t i, const pf_record *rec)
 	    have_pqr ? pqr.r : NULL) == -1)
 		what = "bad packed position in PQR's R";
 	if (what != NULL) {
-		snprintf(l->err, sizeof(l->err), "%s: record %llu: %s",
-		    pf_reader_name(l->r),
-		    (unsigned long long)pf_reader_records(l->r), what);
+		if (l->r != NULL)
+			snprintf(l->err, sizeof(l->err), "%s: record %llu: %s",
+			    pf_reader_name(l->r),
+			    (unsigned long long)pf_reader_records(l->r), what);
+		else
+			snprintf(l->err, sizeof(l->err), "%s", what);
 		return -1;
 	}
 	return 0;
@@ -441,7 +470,7 @@ pf_loader_fill(pf_loader *l, pf_batch *b, size_t max)
 	while (n < max) {
 		if ((rc = next_record(l, &rec)) == 0)
 			break;
-		if (rc == 1 && fill_row(l, b, n, &rec) == 0) {
+		if (rc == 1 && pf_loader_row(l, b, n, &rec) == 0) {
 			n++;
 			continue;
 		}

@@ -78,6 +78,13 @@ typedef struct pf_batch {
 				   to move, NaN if unknown */
 	int32_t *policy_index;	/* [n][policy_width]: -1 padded */
 	float *policy_prob;	/* [n][policy_width]: 0 padded */
+	uint8_t *planes;	/* [n][14][64]: seed 004's planes from the
+				   side to move's view (the board mirrored
+				   when black moves): 0-5 its pawns, knights,
+				   bishops, rooks, queens, king, 6-11 the
+				   other side's, 12 the squares the side to
+				   move attacks, 13 those the other attacks;
+				   index 8 * rank + file; 0 / 1 */
 	int32_t *move;		/* [n]: the played move's index, -1 if none */
 	int32_t *ply;		/* [n] */
 	uint64_t *game_id;	/* [n] */
@@ -86,7 +93,8 @@ typedef struct pf_batch {
 typedef struct pf_loader pf_loader;
 
 /*
- * Open a loader on paths[0..n) ("-" is standard input), read in order.
+ * Open a loader on paths[0..n) ("-" is standard input), read in order;
+ * n may be 0 for a loader used only through pf_loader_row.
  * NULL with the reason in err (bad options, allocation; a path that cannot
  * be opened is reported by the first pf_loader_fill that reaches it).
  */
@@ -110,6 +118,13 @@ long		 pf_loader_fill(pf_loader *l, pf_batch *b, size_t max);
  */
 int		 pf_loader_next_json(pf_loader *l, const char **json,
 		    size_t *len);
+/*
+ * Row i of b from a record the caller read (a tool that writes batches
+ * from its own input): 0, or -1 with the reason in pf_loader_error
+ * (without a file name when the loader reads no paths).
+ */
+int		 pf_loader_row(pf_loader *l, pf_batch *b, size_t i,
+		    const pf_record *rec);
 const char	*pf_loader_error(const pf_loader *l);
 /* Records read so far (skipped by stride included). */
 uint64_t	 pf_loader_records(const pf_loader *l);

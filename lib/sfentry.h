@@ -24,4 +24,41 @@ typedef struct pf_sfentry {
 				   move */
 } pf_sfentry;
 
+/*
+ * Scores.  Stockfish's internal unit is 1/208 of a pawn over 100
+ * centipawns (nnue-pytorch reads cp = 100 s / 208).  A centipawn score
+ * becomes s = round(cp * 2.08), clamped to +-PF_SF_MAX_EVAL so that it
+ * never reads as a mate; a mate in n moves for the side to move becomes
+ * 32000 - (2n - 1) (plies to mate), being mated in n -(32000 - 2n), being
+ * checkmated -32000.  Back: |s| > PF_SF_MAX_EVAL is a mate in
+ * (32000 - |s| + 1) / 2 moves (negative when s < 0), else cp =
+ * round(s / 2.08); a centipawn score survives the round trip exactly.
+ */
+#define PF_SF_MATE	32000
+#define PF_SF_MAX_EVAL	(32000 - 247)	/* Stockfish's VALUE_MATE_IN_MAX_PLY - 1 */
+
+int16_t	pf_sf_score(uint8_t score_kind, int32_t score);
+/* Into *kind (PF_SCORE_CP or PF_SCORE_MATE) and *score. */
+void	pf_sf_unscore(int16_t s, uint8_t *kind, int32_t *score);
+
+struct pf_record;
+struct pf_evalsel;
+struct pf_extbuf;
+
+/*
+ * A record as an entry: the score of the evaluation sel chooses.  1 done,
+ * 0 the record cannot be one (*why says: "no evaluation", "no move" when
+ * need_move, "invalid position"), -1 a malformed extension area.
+ */
+int	pf_sfentry_from_record(const struct pf_record *rec,
+	    const struct pf_evalsel *sel, int need_move, pf_sfentry *e,
+	    const char **why);
+/*
+ * An entry as a record of game game_id: the core, and an evaluation
+ * (source PF_SRC_IMPORT, depth 0) in ext (reset first); rec->ext points
+ * into ext.  0, or -1 on allocation failure.
+ */
+int	pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id,
+	    struct pf_extbuf *ext, struct pf_record *rec);
+
 #endif

@@ -69,7 +69,8 @@ static const char *const flag_names[16] = {
 
 static const char *const limit_names[] = { "none", "depth", "nodes",
 	"movetime" };
-static const char *const source_names[] = { "engine", "pgn", "terminal" };
+static const char *const source_names[] = { "engine", "pgn", "terminal",
+	"import" };
 static const char *const term_names[] = { "unknown", "normal", "time",
 	"abandoned", "rules", "unterminated", "other" };
 static const char *const policy_names[] = { "?", "zeman", "softmax",

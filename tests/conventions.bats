@@ -18,6 +18,7 @@ tools() {
 required() {
 	case $1 in
 	uci-eval) echo "--depth 1" ;;
+	posexport | posimport) echo "-F plain" ;;
 	esac
 }
 

@@ -72,7 +72,7 @@ print(len(got))"
 	assert_success
 }
 
-@test "batches(): features (ALL, H, V, D1, D2, both perspectives), value, score, result, policy, move, PQR equal the records" {
+@test "batches(): features (ALL, H, V, D1, D2, both perspectives), planes, value, score, result, policy, move, PQR equal the records" {
 	run "$PY" "$CHECK" batches "$BATS_FILE_TMPDIR/rich.pos"
 	assert_success
 	assert_line --regexp '^batches: 2817 rows equal the records \(move [0-9]+, policy [0-9]+, pqr [0-9]+, score [0-9]+, value [0-9]+\)$'

@@ -86,7 +86,7 @@ class _Opts(ctypes.Structure):
 _P = ctypes.c_void_p
 _BATCH_FIELDS = ["features", "features_opp", "features_q", "features_r",
                  "has_pqr", "value", "score", "result", "policy_index",
-                 "policy_prob", "move", "ply", "game_id"]
+                 "policy_prob", "planes", "move", "ply", "game_id"]
 
 
 class _Batch(ctypes.Structure):
@@ -238,7 +238,7 @@ def _ptr(a):
 
 def batches(paths, batch_size=1024, split=None, features="ALL",
             perspective="stm", opposite=False, policy=False, policy_width=64,
-            pqr=False, eval=None, value=None, drop_last=False, stride=0,
+            pqr=False, planes=False, eval=None, value=None, drop_last=False, stride=0,
             offset=0, errors="raise"):
     """Yield dicts of NumPy arrays, batch_size rows each (the last batch
     may be shorter unless drop_last).
@@ -250,7 +250,10 @@ def batches(paths, batch_size=1024, split=None, features="ALL",
     opposite=True adds features_opp (the other side's view);
     policy=True adds policy_index (int32 [n, policy_width], -1 padded) and
     policy_prob (float32, 0 padded); pqr=True adds features_q, features_r
-    and has_pqr (bool).  features: "ALL", or blocks joined with "+", e.g.
+    and has_pqr (bool); planes=True adds planes (uint8 [n, 14, 8, 8]: seed
+    004's 12 piece planes, the side to move's first, and the squares each
+    side attacks, from the side to move's view).  features: "ALL", or
+    blocks joined with "+", e.g.
     "ALL+H+V+D1+D2".  eval: the evaluation selector for score (deepest,
     first, last, pgn, depth:N, nodes:N, movetime:N).  value: the value
     target of that method (tanh, logistic, wdl, wdl_engine, linear; None:
@@ -279,6 +282,8 @@ def batches(paths, batch_size=1024, split=None, features="ALL",
             if policy:
                 a["policy_index"] = np.empty((batch_size, k), np.int32)
                 a["policy_prob"] = np.empty((batch_size, k), np.float32)
+            if planes:
+                a["planes"] = np.empty((batch_size, 14, 8, 8), np.uint8)
             if pqr:
                 a["features_q"] = np.empty((batch_size, w), np.int32)
                 a["features_r"] = np.empty((batch_size, w), np.int32)

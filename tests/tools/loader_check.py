@@ -102,6 +102,57 @@ def feature_row(fen, flip):
     return row
 
 
+def attacks(pcs, sq0, colour, role):
+    """Squares a piece of colour and role on sq0 attacks (pcs: occupied
+    squares)."""
+    f0, r0 = sq0 % 8, sq0 // 8
+    out = set()
+
+    def ray(df, dr, slide):
+        f, r = f0 + df, r0 + dr
+        while 0 <= f < 8 and 0 <= r < 8:
+            out.add(r * 8 + f)
+            if not slide or (r * 8 + f) in pcs:
+                return
+            f, r = f + df, r + dr
+    if role == 0:
+        d = 1 if colour == 0 else -1
+        for df in (-1, 1):
+            ray(df, d, False)
+    elif role == 1:
+        for df, dr in ((1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1),
+                       (-1, -2), (-2, -1)):
+            ray(df, dr, False)
+    else:
+        dirs = []
+        if role in (2, 4, 5):
+            dirs += [(1, 1), (1, -1), (-1, 1), (-1, -1)]
+        if role in (3, 4, 5):
+            dirs += [(1, 0), (-1, 0), (0, 1), (0, -1)]
+        for df, dr in dirs:
+            ray(df, dr, role != 5)
+    return out
+
+
+def planes_of(fen):
+    """Seed 004's 14 planes from the side to move's view (loader.h)."""
+    black = fen.split()[1] == "b"
+    us = 1 if black else 0
+    flip = 56 if black else 0
+    pcs = pieces(fen)
+    occ = {s for s, c, r in pcs}
+    p = np.zeros((14, 64), np.uint8)
+    att = [set(), set()]
+    for s, c, r in pcs:
+        p[(0 if c == us else 6) + r][s ^ flip] = 1
+        att[c] |= attacks(occ, s, c, r)
+    for s in att[us]:
+        p[12][s ^ flip] = 1
+    for s in att[1 - us]:
+        p[13][s ^ flip] = 1
+    return p.reshape(14, 8, 8)
+
+
 def sortrow(a):
     """Each 32-wide block sorted (the oracle lists indices in square order
     of the unflipped board, the loader too; sorting makes it order-free)."""
@@ -145,7 +196,8 @@ def check_batches(paths):
     rows = {k: [] for k in ()}
     parts = list(posflow.batches(paths, batch_size=37,
                                  features="ALL+H+V+D1+D2", opposite=True,
-                                 policy=True, policy_width=256, pqr=True))
+                                 policy=True, policy_width=256, pqr=True,
+                                 planes=True))
     if any(len(p["features"]) != 37 for p in parts[:-1]):
         fail("a batch before the last is short")
     b = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
@@ -153,6 +205,8 @@ def check_batches(paths):
     if len(b["features"]) != n:
         fail("batches: %d rows, %d records" % (len(b["features"]), n))
     checked = dict(value=0, score=0, policy=0, pqr=0, move=0)
+    if b["planes"].shape[1:] != (14, 8, 8) or b["planes"].dtype != np.uint8:
+        fail("planes: %s %s" % (b["planes"].dtype, b["planes"].shape))
     for i, r in enumerate(recs):
         black = r["fen"].split()[1] == "b"
         exp = feature_row(r["fen"], black)
@@ -161,6 +215,9 @@ def check_batches(paths):
                 i + 1, list(b["features"][i]), exp))
         if sortrow(b["features_opp"][i]) != feature_row(r["fen"], not black):
             fail("record %d: features_opp differ" % (i + 1))
+        if not np.array_equal(b["planes"][i], planes_of(r["fen"])):
+            fail("record %d: planes differ:\n%s\nwant\n%s" % (
+                i + 1, b["planes"][i], planes_of(r["fen"])))
         exts = r.get("exts", [])
         vals = [x for x in exts if x["type"] == "value"]
         v = b["value"][i]

@@ -1,0 +1,434 @@
+/*
+ * posimport - a trainer's training data (Stockfish's binpack, plain text
+ * and bin, bullet's marlinformat, bulletformat and viriformat) as a
+ * record stream, so that existing data can be re-scored, re-targeted,
+ * filtered and sharded by the other tools.
+ *
+ * Each entry becomes one record: the position, the move, the result from
+ * the side to move's view, and the score as an evaluation of source
+ * "import" (sfentry.h converts the units).  Entries that follow one
+ * another in a game (the next position is the one after the move, one ply
+ * later) get one game id, and the last record of each game is flagged; a
+ * viriformat game is a game.  Damage is reported with the byte offset
+ * after every entry before it is written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "posflow.h"
+#include "binpack.h"
+#include "filter.h"
+#include "sfentry.h"
+#include "sfformats.h"
+
+#define INBUF	(1u << 20)
+
+struct opts {
+	const char *format;
+	const char *output;
+	int force, zstd;
+};
+
+struct run {
+	const struct opts *o;
+	pf_filter *f;
+	const char *name;	/* the input, for messages */
+	/* the record waiting for its successor (to know whether it ends its
+	   game), with its extension bytes */
+	int have;
+	pf_record pend;
+	pf_extbuf eb;
+	pf_board after;		/* the position after the pending move */
+	int have_after;		/* (when that move is legal) */
+	uint64_t games, entries, damaged;
+};
+
+static const char synopsis[] =
+    "usage: posimport [-fhVz] -F format [-o file] [file ...]\n";
+
+static void
+usage(void)
+{
+	fputs(synopsis, stderr);
+}
+
+/* Write the pending record, flagged as its game's last when last. */
+static void
+flush_pending(struct run *R, int last)
+{
+	if (!R->have)
+		return;
+	if (last)
+		R->pend.flags |= PF_RF_LAST;
+	pf_filter_put(R->f, &R->pend);
+	R->have = 0;
+}
+
+/*
+ * One entry.  newgame: the entry starts a game whatever it follows (a
+ * viriformat game's first position); else it continues the pending
+ * record's game when it is the position after that record's move, one
+ * ply on.
+ */
+static void
+take(struct run *R, const pf_sfentry *e, int newgame)
+{
+	uint8_t packed[PF_PACKED_SIZE];
+	uint64_t game;
+	int follows;
+
+	follows = !newgame && R->have && R->have_after &&
+	    e->ply == R->pend.ply + 1 &&
+	    pf_board_hash(&R->after) == pf_board_hash(&e->board);
+	flush_pending(R, !follows);
+	if (follows)
+		game = R->pend.game_id;
+	else {
+		/* A game id from the run's game count and the first
+		   position: distinct within a run, the same on a rerun. */
+		pf_board_pack(&e->board, packed);
+		game = XXH64(packed, sizeof(packed), ++R->games);
+	}
+	if (pf_sfentry_to_record(e, game, &R->eb, &R->pend) == -1) {
+		pf_warn("out of memory");
+		R->f->status = PF_EXIT_DATA;
+		R->f->stop = 1;
+		return;
+	}
+	R->have = 1;
+	R->entries++;
+	R->have_after = e->move != PF_MOVE_NONE &&
+	    pf_is_legal(&e->board, e->move);
+	if (R->have_after) {
+		pf_undo u;
+
+		R->after = e->board;
+		pf_make_move(&R->after, e->move, &u);
+	}
+}
+
+static void
+damage(struct run *R, uint64_t offset, const char *why)
+{
+	pf_warnx("%s: offset %" PRIu64 ": %s", R->name, offset, why);
+	R->f->status = PF_EXIT_DATA;
+	R->damaged++;
+}
+
+/* ---- readers ----------------------------------------------------------- */
+
+static void
+read_binpack(struct run *R, int fd)
+{
+	pf_binpack_reader *r;
+	pf_sfentry e;
+	int rc;
+
+	if ((r = pf_binpack_reader_open(fd, R->name)) == NULL) {
+		pf_warn("out of memory");
+		R->f->status = PF_EXIT_DATA;
+		return;
+	}
+	while (!R->f->stop && (rc = pf_binpack_read(r, &e)) != 0) {
+		if (rc == -1) {
+			pf_warnx("%s", pf_binpack_reader_error(r));
+			R->f->status = PF_EXIT_DATA;
+			R->damaged++;
+			flush_pending(R, 1);
+			continue;
+		}
+		take(R, &e, 0);
+	}
+	pf_binpack_reader_free(r);
+}
+
+/*
+ * Fill buf[*len..INBUF) from fd: 1 more bytes, 0 at the end of the
+ * input, -1 on a read error (reported).
+ */
+static int
+fill(struct run *R, int fd, uint8_t *buf, size_t *len)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, buf + *len, INBUF - *len);
+		if (n > 0) {
+			*len += (size_t)n;
+			return 1;
+		}
+		if (n == 0)
+			return 0;
+		if (errno != EINTR) {
+			pf_warn("%s", R->name);
+			R->f->status = PF_EXIT_DATA;
+			return -1;
+		}
+	}
+}
+
+/*
+ * The fixed-size formats (bin, marlinformat, bulletformat) and the
+ * variable ones (plain, viriformat) share one loop: decode() takes what
+ * it can from buf[0..len) and says how many bytes it used; 0 used means
+ * it needs more.
+ */
+typedef int (*decode_fn)(struct run *R, const uint8_t *p, size_t len,
+    int eof, uint64_t offset, size_t *used);
+
+static int
+dec_fixed(struct run *R, const uint8_t *p, size_t len, int eof,
+    uint64_t offset, size_t *used)
+{
+	pf_sfentry e;
+	char err[128];
+	size_t size = strcmp(R->o->format, "bin") == 0 ? PF_BIN_SIZE :
+	    PF_MARLIN_SIZE;
+	int rc;
+
+	*used = 0;
+	if (len < size) {
+		if (eof && len > 0) {
+			snprintf(err, sizeof(err), "truncated entry (%zu of "
+			    "%zu bytes)", len, size);
+			damage(R, offset, err);
+			*used = len;
+		}
+		return 0;
+	}
+	if (strcmp(R->o->format, "bin") == 0)
+		rc = pf_bin_decode(p, &e, err, sizeof(err));
+	else if (strcmp(R->o->format, "bulletformat") == 0)
+		rc = pf_bullet_decode(p, &e, err, sizeof(err));
+	else
+		rc = pf_marlin_decode(p, &e, err, sizeof(err));
+	*used = size;
+	if (rc == -1) {
+		damage(R, offset, err);
+		return 0;
+	}
+	take(R, &e, 0);
+	return 1;
+}
+
+static int
+dec_plain(struct run *R, const uint8_t *p, size_t len, int eof,
+    uint64_t offset, size_t *used)
+{
+	pf_sfentry e;
+	char err[128];
+	int rc;
+
+	rc = pf_plain_decode((const char *)p, len, eof, &e, used, err,
+	    sizeof(err));
+	if (rc == -1) {
+		damage(R, offset, err);
+		return 0;
+	}
+	if (rc == 1)
+		take(R, &e, 0);
+	return rc;
+}
+
+static int
+dec_viri(struct run *R, const uint8_t *p, size_t len, int eof,
+    uint64_t offset, size_t *used)
+{
+	pf_viri_game g;
+	pf_sfentry e;
+	char err[128];
+	long size;
+	size_t off;
+	int rc, first = 1;
+
+	*used = 0;
+	if ((size = pf_viri_game_size(p, len)) == 0) {
+		if (eof && len > 0) {
+			damage(R, offset, "truncated game");
+			*used = len;
+		}
+		return 0;
+	}
+	*used = (size_t)size;
+	if (pf_viri_game_begin(&g, p, err, sizeof(err)) == -1) {
+		damage(R, offset, err);
+		return 0;
+	}
+	for (off = PF_VIRI_HEADER_SIZE; off + PF_VIRI_PAIR_SIZE <=
+	    (size_t)size; off += PF_VIRI_PAIR_SIZE) {
+		if ((rc = pf_viri_game_next(&g, p + off, &e, err,
+		    sizeof(err))) == 0)
+			break;
+		if (rc == -1) {
+			damage(R, offset + off, err);
+			break;
+		}
+		take(R, &e, first);
+		first = 0;
+	}
+	return 1;
+}
+
+static void
+read_blocks(struct run *R, int fd, decode_fn decode)
+{
+	uint8_t *buf;
+	size_t len = 0, used, start;
+	uint64_t offset = 0;
+	int eof = 0, rc;
+
+	if ((buf = malloc(INBUF)) == NULL) {
+		pf_warn("out of memory");
+		R->f->status = PF_EXIT_DATA;
+		return;
+	}
+	while (!R->f->stop) {
+		if (!eof && len < INBUF) {
+			if ((rc = fill(R, fd, buf, &len)) == -1)
+				break;
+			eof = rc == 0;
+		}
+		start = 0;
+		while (!R->f->stop && start < len) {
+			decode(R, buf + start, len - start, eof,
+			    offset + start, &used);
+			if (used == 0)
+				break;
+			start += used;
+		}
+		if (start == 0 && len == INBUF) {
+			damage(R, offset, "entry longer than the buffer");
+			start = len;
+		}
+		memmove(buf, buf + start, len - start);
+		len -= start;
+		offset += start;
+		if (eof && (len == 0 || start == 0))
+			break;
+	}
+	free(buf);
+}
+
+static void
+import_file(struct run *R, const char *path)
+{
+	int fd;
+
+	R->name = pf_input_name(path);
+	if (strcmp(path, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		pf_warn("%s", R->name);
+		R->f->status = PF_EXIT_DATA;
+		return;
+	}
+	if (strcmp(R->o->format, "binpack") == 0)
+		read_binpack(R, fd);
+	else if (strcmp(R->o->format, "plain") == 0)
+		read_blocks(R, fd, dec_plain);
+	else if (strcmp(R->o->format, "viriformat") == 0)
+		read_blocks(R, fd, dec_viri);
+	else
+		read_blocks(R, fd, dec_fixed);
+	/* games never span inputs */
+	flush_pending(R, 1);
+	if (fd != STDIN_FILENO)
+		close(fd);
+}
+
+static const char *const formats[] = { "binpack", "plain", "bin",
+	"marlinformat", "bulletformat", "viriformat" };
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "zstd", no_argument, NULL, 'z' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	size_t i;
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	while ((ch = getopt_long(argc, argv, "F:o:fzhV", longopts, NULL)) !=
+	    -1) {
+		switch (ch) {
+		case 'F':
+			o->format = optarg;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'z':
+			o->zstd = 1;
+			break;
+		case 'h':
+			fputs(synopsis, stdout);
+			return 0;
+		case 'V':
+			pf_print_version();
+			return 0;
+		default:
+			usage();
+			return 2;
+		}
+	}
+	for (i = 0; o->format != NULL && i < NFORMATS; i++)
+		if (strcmp(o->format, formats[i]) == 0)
+			return -1;
+	if (o->format == NULL)
+		pf_warnx("-F format is required");
+	else
+		pf_warnx("-F %s: unknown format", o->format);
+	fputs("formats:", stderr);
+	for (i = 0; i < NFORMATS; i++)
+		fprintf(stderr, " %s", formats[i]);
+	fputs("\n", stderr);
+	usage();
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	struct run R;
+	pf_filter f;
+	int r, i;
+
+	pf_prog_init(argv);
+	if ((r = parse_opts(argc, argv, &o)) >= 0)
+		return r;
+	argc -= optind;
+	argv += optind;
+	memset(&R, 0, sizeof(R));
+	R.o = &o;
+	R.f = &f;
+	if (pf_filter_open(&f, o.output, o.force, o.zstd) == 0) {
+		for (i = 0; (i == 0 || i < argc) && !f.stop; i++)
+			import_file(&R, argc ? argv[i] : "-");
+		if (pf_filter_complete(&f))
+			pf_warnx("%" PRIu64 " entries in %" PRIu64 " games "
+			    "imported (%s); %" PRIu64 " damaged places",
+			    R.entries, R.games, o.format, R.damaged);
+	}
+	pf_extbuf_free(&R.eb);
+	return pf_filter_close(&f);
+}

@@ -1,0 +1,145 @@
+/*
+ * sfentry.c - records to and from training entries (sfentry.h).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "evalsel.h"
+#include "ext.h"
+#include "record.h"
+#include "sfentry.h"
+
+int16_t
+pf_sf_score(uint8_t score_kind, int32_t score)
+{
+	double s;
+
+	if (score_kind == PF_SCORE_MATE) {
+		if (score > 0)
+			return (int16_t)(PF_SF_MATE - (2 * (score > 100 ? 100 :
+			    score) - 1));
+		return (int16_t)-(PF_SF_MATE - 2 * (-score > 100 ? 100 :
+		    -score));
+	}
+	s = round(score * 2.08);
+	if (s > PF_SF_MAX_EVAL)
+		s = PF_SF_MAX_EVAL;
+	if (s < -PF_SF_MAX_EVAL)
+		s = -PF_SF_MAX_EVAL;
+	return (int16_t)s;
+}
+
+void
+pf_sf_unscore(int16_t s, uint8_t *kind, int32_t *score)
+{
+	int plies;
+
+	if (s > PF_SF_MAX_EVAL || s < -PF_SF_MAX_EVAL) {
+		plies = PF_SF_MATE - (s < 0 ? -s : s);
+		if (plies < 0)
+			plies = 0;
+		*kind = PF_SCORE_MATE;
+		*score = s > 0 ? (plies + 1) / 2 : -(plies / 2);
+		return;
+	}
+	*kind = PF_SCORE_CP;
+	*score = (int32_t)lround(s / 2.08);
+}
+
+int
+pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
+    int need_move, pf_sfentry *e, const char **why)
+{
+	pf_evalsel_pick pick;
+	pf_ext_iter it;
+	pf_ext x;
+	pf_eval v;
+	int rc, black;
+
+	memset(&pick, 0, sizeof(pick));
+	pf_ext_iter_init(&it, rec);
+	while ((rc = pf_ext_next(&it, &x)) == 1)
+		if (x.type == PF_EXT_EVAL) {
+			if (pf_eval_decode_head(&x, &v) == -1)
+				return -1;
+			pf_evalsel_offer_eval(sel, &pick, &x, &v);
+		}
+	if (rc == -1)
+		return -1;
+	if (!pick.found) {
+		*why = "no evaluation";
+		return 0;
+	}
+	if (need_move && rec->move == PF_MOVE_NONE) {
+		*why = "no move";
+		return 0;
+	}
+	if (pf_board_unpack(&e->board, rec->pos, rec->flags & PF_RF_CHESS960,
+	    NULL, 0) == -1) {
+		*why = "invalid position";
+		return 0;
+	}
+	if (rec->move != PF_MOVE_NONE && !pf_is_legal(&e->board, rec->move)) {
+		*why = "the move played is not legal";
+		return 0;
+	}
+	(void)pf_eval_decode_head(&pick.x, &v);
+	e->move = rec->move;
+	e->score = pf_sf_score(v.score_kind, v.score);
+	e->ply = rec->ply;
+	black = e->board.stm == PF_BLACK;
+	switch (rec->result) {
+	case PF_RESULT_WHITE:
+		e->result = black ? -1 : 1;
+		break;
+	case PF_RESULT_BLACK:
+		e->result = black ? 1 : -1;
+		break;
+	default:		/* a draw, or unknown: the formats hold no such */
+		e->result = 0;
+		break;
+	}
+	return 1;
+}
+
+int
+pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id, pf_extbuf *ext,
+    pf_record *rec)
+{
+	pf_eval v;
+	int black = e->board.stm == PF_BLACK;
+
+	memset(rec, 0, sizeof(*rec));
+	pf_board_pack(&e->board, rec->pos);
+	rec->game_id = game_id;
+	rec->ply = e->ply;
+	rec->move = e->move;
+	rec->result = e->result == 0 ? PF_RESULT_DRAW :
+	    (e->result > 0) != black ? PF_RESULT_WHITE : PF_RESULT_BLACK;
+	if (e->board.chess960)
+		rec->flags |= PF_RF_CHESS960;
+	if (pf_in_check(&e->board))
+		rec->flags |= PF_RF_CHECK;
+	switch (pf_board_status(&e->board)) {
+	case PF_CHECKMATE:
+		rec->flags |= PF_RF_MATE;
+		break;
+	case PF_STALEMATE:
+		rec->flags |= PF_RF_STALEMATE;
+		break;
+	default:
+		break;
+	}
+	if (pf_insufficient_material(&e->board))
+		rec->flags |= PF_RF_INSUFFICIENT;
+	memset(&v, 0, sizeof(v));
+	v.source = PF_SRC_IMPORT;
+	v.limit_kind = PF_LIMIT_NONE;
+	pf_sf_unscore(e->score, &v.score_kind, &v.score);
+	pf_extbuf_reset(ext);
+	if (pf_eval_encode(&v, ext) == -1)
+		return -1;
+	rec->ext = ext->data;
+	rec->ext_len = (uint32_t)ext->len;
+	return 0;
+}

@@ -1,0 +1,180 @@
+#!/usr/bin/env bats
+# posexport: every format from a stream; records a format cannot hold
+# skipped and counted (--require: an error); npy arrays equal the loader's
+# batches; the usage table.
+
+load helper
+
+MKREC="$BUILD_DIR/tests/tools/mkrec"
+
+find_python() {
+	local p
+	for p in /usr/bin/python3 python3; do
+		if "$p" -c 'import numpy' 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	return 1
+}
+
+setup_file() {
+	local d="$BATS_FILE_TMPDIR"
+	# The bundled games evaluated at depth 1 with every move's score,
+	# with policy and value targets and PQR triples.
+	pgn2pos "$TESTDATA/lichess_db_100k.pgn" 2>/dev/null |
+		uci-eval --engine "$(stockfish_path)" --depth 1 --multipv all 2>/dev/null |
+		softtarget --value tanh 2>/dev/null |
+		pqr-sample 2>/dev/null > "$d/rich.pos"
+}
+
+@test "npy: one file per array; the arrays equal posflow.batches of the same records, shapes and dtypes as documented" {
+	PY=$(find_python) || fail "no python3 with numpy"
+	d="$BATS_FILE_TMPDIR"
+	run posexport -F npy -o arr --features ALL+H --opposite --policy-width 32 --planes --pqr "$d/rich.pos"
+	assert_success
+	assert_output "posexport: 2817 records: 2817 written (npy); skipped: 0 without an evaluation, 0 without a move, 0 without a policy, 0 invalid"
+	run ls arr
+	assert_output "features.npy
+features_opp.npy
+features_q.npy
+features_r.npy
+game_id.npy
+has_pqr.npy
+move.npy
+planes.npy
+ply.npy
+policy_index.npy
+policy_prob.npy
+result.npy
+score.npy
+value.npy"
+	run env PYTHONPATH="$TOP/scripts" POSFLOW_LIB="$BUILD_DIR/libposflow.so" "$PY" -c "
+import numpy as np, posflow
+bs = list(posflow.batches('$d/rich.pos', 1000, features='ALL+H', opposite=True, policy=True, policy_width=32, planes=True, pqr=True))
+for k in sorted(bs[0]):
+    want = np.concatenate([b[k] for b in bs])
+    got = np.load('arr/%s.npy' % k)
+    if k == 'has_pqr':
+        got = got.astype(bool)
+    assert got.shape == want.shape and np.array_equal(got, want, equal_nan=True), k
+    print(k, got.dtype, got.shape)
+"
+	assert_success
+	assert_output "features int32 (2817, 64)
+features_opp int32 (2817, 64)
+features_q int32 (2817, 64)
+features_r int32 (2817, 64)
+game_id uint64 (2817,)
+has_pqr bool (2817,)
+move int32 (2817,)
+planes uint8 (2817, 14, 8, 8)
+ply int32 (2817,)
+policy_index int32 (2817, 32)
+policy_prob float32 (2817, 32)
+result float32 (2817,)
+score float32 (2817,)
+value float32 (2817,)"
+}
+
+@test "npy: empty input gives arrays of 0 rows; a damaged record is skipped and named; -o is required" {
+	PY=$(find_python) || fail "no python3 with numpy"
+	: > empty.pos
+	run posexport -F npy -o e empty.pos
+	assert_success
+	run "$PY" -c "import numpy as np; print(np.load('e/features.npy').shape, np.load('e/value.npy').shape)"
+	assert_output "(0, 32) (0,)"
+	# record 2 holds a value extension of 2 bytes: malformed
+	printf '%s\n' "startpos game=1 ply=0 move=e2e4" "startpos game=1 ply=0 move=e2e4 ext=6:0102" "startpos game=2 ply=0" | "$MKREC" > bad.pos
+	run posexport -F npy -o b bad.pos
+	assert_failure 1
+	assert_output "posexport: bad.pos: record 2: malformed value target; skipped
+posexport: 3 records: 2 written (npy); skipped: 0 without an evaluation, 0 without a move, 0 without a policy, 1 invalid"
+	run "$PY" -c "import numpy as np; print(np.load('b/game_id.npy').tolist())"
+	assert_output "[1, 2]"
+	run posexport -F npy "$BATS_FILE_TMPDIR/rich.pos"
+	assert_failure 2
+	assert_output --partial "-F npy writes a directory: -o dir is required"
+}
+
+@test "lc0: V6TrainingData chunks (a game each, gzip) read back field by field as lczero-training's parser reads them" {
+	PY=$(find_python) || fail "no python3 with numpy"
+	d="$BATS_FILE_TMPDIR"
+	run posexport -F lc0 -o chunks "$d/rich.pos"
+	assert_success
+	assert_output "posexport: 2817 records: 2770 written (lc0; 0 of unknown result as draws); skipped: 0 without an evaluation, 47 without a move, 0 without a policy, 0 invalid"
+	[ "$(ls chunks | wc -l)" -eq 47 ]
+	ls -A chunks | grep -q '^\.tmp' && fail "temporaries left"
+	run env PYTHONPATH="$TOP/scripts" POSFLOW_LIB="$BUILD_DIR/libposflow.so" "$PY" "$TOP/tests/tools/lc0_check.py" chunks "$d/rich.pos"
+	assert_success
+	assert_output "lc0: 2770 records in 47 chunks read back as the records"
+	# no policy target: skipped and counted
+	printf '%s\n' "startpos game=1 ply=0 move=e2e4 result=1-0 eval=cp:30" | "$MKREC" > np.pos
+	run posexport -F lc0 -o c2 np.pos
+	assert_output --partial "1 without a policy"
+}
+
+@test "records a format cannot hold: skipped and counted; --require makes each an error; unknown results counted" {
+	# 1: a move and an evaluation; 2: no evaluation; 3: no move; 4: an
+	# unknown result
+	printf '%s\n' \
+	    "startpos game=1 ply=0 move=e2e4 result=1-0 eval=cp:30" \
+	    "startpos game=2 ply=0 move=d2d4 result=1-0" \
+	    "startpos game=3 ply=0 result=0-1 eval=cp:10" \
+	    "startpos game=4 ply=0 move=c2c4 eval=cp:5" | "$MKREC" > m.pos
+	run posexport -F plain m.pos -o m.plain
+	assert_success
+	assert_output "posexport: 4 records: 2 written (plain; 1 of unknown result as draws); skipped: 1 without an evaluation, 1 without a move, 0 without a policy, 0 invalid"
+	run cat m.plain
+	assert_output "fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1
+move e2e4
+score 62
+ply 0
+result 1
+e
+fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1
+move c2c4
+score 10
+ply 0
+result 0
+e"
+	# marlinformat needs no move
+	run posexport -F marlinformat m.pos -o m.marlin
+	assert_output --partial "3 written (marlinformat"
+	run posexport -F plain --require m.pos -o r.plain
+	assert_failure 1
+	assert_line "posexport: m.pos: record 2: no evaluation: -F plain cannot hold it"
+	assert_line "posexport: m.pos: record 3: no move: -F plain cannot hold it"
+	# --eval chooses the evaluation
+	printf '%s\n' "startpos game=1 ply=0 move=e2e4 result=1-0 eval=cp:30@depth:3 eval=cp:-50@depth:9" | "$MKREC" > two.pos
+	posexport -F plain two.pos 2>/dev/null | grep -x 'score -104'
+	posexport -F plain --eval depth:3 two.pos 2>/dev/null | grep -x 'score 62'
+}
+
+@test "binpack on game-ordered data: as small as nnue-pytorch's writer (the bundled sample's bytes per position)" {
+	posimport -F binpack "$TESTDATA/binpack/lichess_sample.binpack" -o s.pos 2>/dev/null
+	posexport -F binpack s.pos -o s.binpack 2>/dev/null
+	cmp s.binpack "$TESTDATA/binpack/lichess_sample.binpack"
+	awk -v b="$(stat -c %s s.binpack)" 'BEGIN { printf "%.2f bytes/position\n", b / 2770 }'
+	[ "$(stat -c %s s.binpack)" -le 7793 ]
+}
+
+@test "--help, --version, invalid calls: exit 2, usage on stderr, nothing on stdout" {
+	run --separate-stderr posexport --help
+	assert_success
+	[[ "$output" == usage:* ]]
+	run --separate-stderr posexport -F nosuch -o x
+	assert_failure 2
+	[ -z "$output" ]
+	[[ "$stderr" == *"-F nosuch: unknown format"* ]]
+	run --separate-stderr posexport -F npy -o x --perspective up
+	assert_failure 2
+	run --separate-stderr posexport -F npy -o x --value nosuch
+	assert_failure 2
+	run --separate-stderr posexport -F npy -o x --features ALL+Q /dev/null
+	assert_failure 2
+	[[ "$stderr" == *"--features ALL+Q: unknown block"* ]]
+	run posexport -V
+	assert_success
+	assert_output --regexp '^posexport \(posflow\) '
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# posimport: nnue-pytorch's own binpack (testdata/binpack, written by its
+# CompressedTrainingDataEntryWriter) reads back as every entry its reader
+# prints; its text list through plain import and binpack export gives the
+# same file byte for byte; every format round-trips through posexport;
+# games and their last positions; damaged input keeps every entry before
+# the damage and names the offset; the usage table.
+
+load helper
+
+BP="$TESTDATA/binpack/lichess_sample.binpack"
+BPTXT="$TESTDATA/binpack/lichess_sample.binpack.txt"
+
+# fen|move|score|ply|result of a plain-format stream (the reader's list).
+plain_list() {
+	awk '/^fen /{f=substr($0,5)} /^move /{m=$2} /^score /{s=$2}
+	    /^ply /{p=$2} /^result /{r=$2} /^e$/{print f"|"m"|"s"|"p"|"r}'
+}
+
+# The list without the FEN's move number (the format does not store it:
+# the reader derives it from the ply).
+no_fullmove() {
+	awk -F'|' '{split($1, a, " "); $1 = a[1]" "a[2]" "a[3]" "a[4]" "a[5]; print}' OFS='|'
+}
+
+@test "binpack: nnue-pytorch's sample imports as exactly the entries its reader lists, in 47 games" {
+	run posimport -F binpack "$BP" -o s.pos
+	assert_success
+	assert_output "posimport: 2770 entries in 47 games imported (binpack); 0 damaged places"
+	posexport -F plain s.pos 2>/dev/null | plain_list | no_fullmove > got.txt
+	no_fullmove < "$BPTXT" > want.txt
+	[ "$(wc -l < want.txt)" -eq 2770 ]
+	cmp got.txt want.txt
+	# one game id per game, its last position flagged
+	[ "$(posdump --fields game s.pos | uniq | wc -l)" -eq 47 ]
+	[ "$(posdump --fields flags s.pos | grep -c last)" -eq 47 ]
+	# the scores are evaluations of source import, in centipawns
+	run posdump --json --fields eval s.pos
+	assert_line --index 0 '{"exts":[{"type":"eval","source":"import","limit":"none","limit_value":0,"score":{"cp":34},"cp":34,"bound":null,"wdl":null,"depth":0,"seldepth":0,"nodes":0,"time_ms":0,"multipv":0,"best":"-","pv":[],"engine":""}]}'
+}
+
+@test "binpack: the sample's list as plain text, imported and exported as binpack, is nnue-pytorch's file byte for byte" {
+	tr '|' '\n' < "$BPTXT" | awk 'NR % 5 == 1 {print "fen " $0} NR % 5 == 2 {print "move " $0} NR % 5 == 3 {print "score " $0} NR % 5 == 4 {print "ply " $0} NR % 5 == 0 {print "result " $0; print "e"}' > sample.plain
+	run posimport -F plain sample.plain -o p.pos
+	assert_success
+	run posexport -F binpack p.pos -o out.binpack
+	assert_success
+	cmp out.binpack "$BP"
+	# and through binpack import too
+	posimport -F binpack "$BP" 2>/dev/null | posexport -F binpack -o again.binpack 2>/dev/null
+	cmp again.binpack "$BP"
+}
+
+@test "every format round-trips: positions, moves, scores (exact in centipawns), plies and results" {
+	pgn2pos "$TESTDATA/lichess_db_10k.pgn" 2>/dev/null |
+		uci-eval -e "$(stockfish_path)" -d 2 2>/dev/null > e.pos
+	# what each format holds of the records it takes
+	key() { posdump --json --fields fen,ply,move,result,eval "$@" |
+		jq -r '[(.fen | split(" ")[0:4] | join(" ")), .ply, .move, .result, ([.exts[] | select(.type == "eval")][-1].cp)] | @tsv'; }
+	key e.pos | awk -F'\t' '$3 != "-"' > want.tsv
+	[ "$(wc -l < want.tsv)" -eq 257 ]
+	for F in binpack plain bin viriformat; do
+		posexport -F "$F" e.pos -o "x.$F" 2>/dev/null
+		run posimport -F "$F" "x.$F" -o "y.$F.pos"
+		assert_success
+		assert_output "posimport: 257 entries in 5 games imported ($F); 0 damaged places"
+		key "y.$F.pos" > "got.$F.tsv"
+		cmp want.tsv "got.$F.tsv" || fail "$F: $(diff want.tsv got.$F.tsv | head -4)"
+	done
+	# marlinformat holds no move and no ply: board, score, result; and
+	# the full-move number, from which the ply is rebuilt
+	key e.pos | cut -f1,2,4,5 > want.m.tsv
+	posexport -F marlinformat e.pos -o x.marlin 2>/dev/null
+	[ "$(stat -c %s x.marlin)" -eq $((262 * 32)) ]
+	posimport -F marlinformat x.marlin -o y.m.pos 2>/dev/null
+	key y.m.pos | cut -f1,2,4,5 > got.m.tsv
+	cmp want.m.tsv got.m.tsv
+}
+
+@test "damage: entries before it are written, the offset is named, the rest goes on where it can" {
+	posimport -F binpack "$BP" 2>/dev/null | posexport -F bin -o s.bin 2>/dev/null
+	[ "$(stat -c %s s.bin)" -eq $((2770 * 40)) ]
+	head -c $((100 * 40 + 17)) s.bin > cut.bin
+	run posimport -F bin cut.bin -o c.pos
+	assert_failure 1
+	assert_output "posimport: cut.bin: offset 4000: truncated entry (17 of 40 bytes)
+posimport: 100 entries in 2 games imported (bin); 1 damaged places"
+	[ "$(posdump -c c.pos | cut -d' ' -f1)" -eq 100 ]
+	# a truncated binpack: the entries of the whole chunk before the cut
+	head -c 4000 "$BP" > cut.binpack
+	run posimport -F binpack cut.binpack -o cb.pos
+	assert_failure 1
+	assert_line --partial "cut.binpack: offset"
+	n=$(posdump -c cb.pos | cut -d' ' -f1)
+	[ "$n" -gt 100 ] && [ "$n" -lt 2770 ]
+	# plain: a bad entry is named and skipped, the next one read
+	printf 'fen 8/8/8/8/8/8/8/8 w - - 0 1\nmove 0000\nscore 0\nply 0\nresult 0\ne\nfen %s\nmove e2e4\nscore 10\nply 0\nresult 1\ne\n' "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" > bad.plain
+	run posimport -F plain bad.plain -o bp.pos
+	assert_failure 1
+	assert_line --index 0 --regexp '^posimport: bad.plain: offset 0: '
+	[ "$(posdump --fields move bp.pos)" = "move=e2e4" ]
+}
+
+@test "--help, --version, invalid calls: exit 2, usage on stderr, nothing on stdout" {
+	run --separate-stderr posimport --help
+	assert_success
+	[[ "$output" == usage:* ]]
+	run --separate-stderr posimport -F nosuch
+	assert_failure 2
+	[ -z "$output" ]
+	[[ "$stderr" == *"-F nosuch: unknown format"* ]]
+	run --separate-stderr posimport
+	assert_failure 2
+	[[ "$stderr" == *"-F format is required"* ]]
+	run posimport -V
+	assert_success
+	assert_output --regexp '^posimport \(posflow\) '
+	run --separate-stderr posimport -F plain missing.txt -o x.pos
+	assert_failure 1
+	[[ "$stderr" == *"missing.txt: No such file or directory"* ]]
+}
