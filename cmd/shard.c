@@ -2,23 +2,38 @@
  * shard - split a record stream into train/validation shards: every record
  * of a game in the same split (a keyed hash of the game id), shuffled
  * within its split by an external shuffle whose memory is bounded by
- * --memory, optionally deduplicated by position, written as zstd posflow
- * shards with a manifest.json written last, and checked by --verify.
+ * --memory, optionally deduplicated by position (the first twin kept, or
+ * the twins merged into it), positions of the first split optionally
+ * dropped from the others, written as zstd posflow shards with a
+ * manifest.json written last, and checked by --verify.
  *
  * The shuffle: pass 1 scatters every record to one of B temporary bucket
- * files of its split (a keyed hash of the seed, game id, ply and input
- * sequence number, or of the position under --dedup so that twins meet in
- * one bucket), B chosen so that a bucket fits in half of --memory.  Pass 2
- * loads one bucket at a time, drops duplicates, Fisher-Yates shuffles it
- * and appends it to the split's shards.  A bucket that came out larger
- * than the estimate allowed is scattered again into sub-buckets first.
- * Uniform bucket choice followed by a uniform shuffle of each bucket is a
- * uniform permutation, and everything depends only on the input and the
- * seed.
+ * files of its split, chosen by a keyed hash of its input sequence number,
+ * or of its position when positions are compared (--dedup,
+ * --dedup-across) so that twins meet in one bucket; B is chosen so that a
+ * bucket fits in half of --memory.  Pass 2 loads one bucket at a time,
+ * drops or merges twins, Fisher-Yates shuffles it and appends it to the
+ * split's shards.  A bucket that came out larger than the estimate
+ * allowed is scattered again into sub-buckets first.  Uniform bucket
+ * choice followed by a uniform shuffle of each bucket is a uniform
+ * permutation, and everything depends only on the input and the seed.
  *
- * The input sequence number and the position hash travel with each record
- * through the temporary files as a private extension (PF_EXT_SHARD_TMP,
- * always the last one) that is stripped before a record reaches a shard.
+ * With --dedup-across every split has the same buckets, by position:
+ * bucket b of each split holds the same range of position hashes.  A
+ * group (bucket b of every split) is done together: the first split's
+ * file first, leaving a set of its position hashes, then the others',
+ * whose records with a position in the set are dropped.  A group too
+ * large for the memory is scattered again as a whole, every file with the
+ * same sub-buckets.
+ *
+ * The temporary files are the records, encoded as in a stream, one after
+ * the other (no stream header, no blocks, no checksum): pass 2 reads a
+ * bucket with one read(2) into a buffer kept from bucket to bucket and
+ * shuffles the records where they lie.  They are the tool's own, written
+ * and read back within the run, so what is checked when they come back is
+ * their size, their record count and every record's length, not every
+ * byte (a checksum of every byte cost 8 % of the run); the shard writer
+ * checks every record's extensions again.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,7 +42,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +52,20 @@
 #include <xxhash.h>
 
 #include "posflow.h"
+#include "target.h"
 
 #define MAX_SPLITS	16
 #define MAX_BUCKETS	256	/* per split and level: open files */
 #define MAX_LEVEL	6	/* re-scatter depth */
-#define EXT_SHARD_TMP	0x8A5D	/* private: seq u64, position hash u64 */
-#define TMP_EXT_SIZE	(PF_EXT_HEADER_SIZE + 16)
+#define POS_KEY_LEN	25	/* the packed position less its clocks */
+#define NO_LINK		UINT32_MAX
+#define SHARD_ZSTD	1	/* zstd level of the shards */
+#define READ_CHUNK	(1u << 20)
+#define MAX_VSLOTS	16	/* value targets told apart in a merge */
+#define MAX_ESLOTS	16	/* evaluation limit kinds in a merge */
+
+enum { DEDUP_NONE, DEDUP_FIRST, DEDUP_MERGE };
+static const char *const dedup_names[] = { "none", "first", "merge" };
 
 struct opts {
 	const char *dir;
@@ -51,7 +73,8 @@ struct opts {
 	uint64_t shards, per_shard;
 	uint64_t memory;
 	uint64_t seed;
-	int dedup, force;
+	int dedup;		/* DEDUP_* */
+	int across, progress, force;
 	int nsplits;
 	char *split_name[MAX_SPLITS];
 	double split_frac[MAX_SPLITS];
@@ -73,36 +96,99 @@ struct out {
 	pf_writer *w;
 	char tmp[PATH_MAX], final[PATH_MAX];
 	uint64_t in_shard;
-	uint64_t records, dropped;
+	uint64_t records;	/* written */
+	uint64_t dropped;	/* twins dropped or merged into another */
+	uint64_t merged;	/* records written with twins merged in */
+	uint64_t across;	/* dropped: the first split has the position */
+};
+
+/* A temporary file, once written: its size and records. */
+struct tmpfile {
+	uint64_t bytes, count;
+};
+
+/* A temporary file being written: created at its first record. */
+struct bucket {
+	int fd, split, level;
+	uint64_t id;
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t bytes, count;
+};
+
+/* The kinds of extension a merge reads, with where they are. */
+struct vslot {
+	uint8_t method, scale;
+	uint32_t p1, p2, lambda;	/* the parameters' bits */
+	double sum, weight;
+	const uint8_t *data;		/* the first of them: payload */
+	uint32_t len;
+	int in_kept;
+};
+
+struct eslot {
+	uint8_t kind;
+	uint64_t limit;
+	uint16_t depth;
+	const uint8_t *data;		/* the deepest: payload */
+	uint32_t len;
+	const uint8_t *kept;		/* the kept record's deepest */
+	uint64_t klimit;
+	uint16_t kdepth;
 };
 
 struct run {
 	const struct opts *o;
 	int status;
-	int progress;		/* standard error is a terminal */
-	double start, last;	/* seconds: start, last progress line */
-	uint64_t written;	/* records written to shards, all splits */
+	/* progress */
+	int progress, tty;
+	double phase_start, last;
+	int last_len;
+	uint64_t in_total;	/* bytes of the inputs, when all are files */
+	int in_known;
+	uint64_t in_done;	/* bytes of the inputs finished */
+	int cur_fd;		/* the input being read, or -1 */
+	uint64_t in_bytes;	/* record bytes read */
 	uint64_t seq;		/* records read, all inputs */
-	uint64_t invalid;
+	uint64_t loaded, loaded_bytes;	/* pass 2: records loaded */
+	/* keys */
+	int hashed;		/* buckets by position */
+	uint64_t hseed, kseed;
+	uint64_t last_game;
+	int last_split;
 	uint64_t split_in[MAX_SPLITS];
-	/* pass 1 buckets */
+	/* pass 1 */
 	int nbuckets[MAX_SPLITS];
-	pf_writer *bw[MAX_SPLITS][MAX_BUCKETS];
-	int bfd[MAX_SPLITS][MAX_BUCKETS];
-	uint64_t bbytes[MAX_SPLITS][MAX_BUCKETS];
-	uint64_t bcount[MAX_SPLITS][MAX_BUCKETS];
+	struct bucket *bk[MAX_SPLITS];
+	struct tmpfile *tf[MAX_SPLITS];
 	size_t block_size;
-	uint64_t budget;	/* bytes one loaded bucket may take */
+	uint64_t budget;	/* bytes one loaded group may take */
+	uint8_t *scratch;	/* a record larger than a bucket's buffer */
+	size_t scratch_cap;
+	/* pass 2: the first split's positions (--dedup-across) */
+	uint64_t *set, set_mask;
+	/* pass 2: a loaded file and its index, kept from file to file */
+	uint8_t *arena;
+	uint64_t *off, *key;
+	uint32_t *table, *next, *order;
+	uint64_t arena_cap, off_cap, key_cap, table_cap, next_cap, order_cap;
+	/* merges */
+	pf_extbuf mb;
+	uint32_t *members;
+	size_t members_cap;
+	pf_policy pref, ptmp;
+	double acc[PF_MAX_MOVES];
+	uint8_t seen[PF_MAX_MOVES];
 	struct shardinfo *shards;
 	size_t nshards, capshards;
-	uint8_t *ext;		/* record ext + the private extension */
-	size_t extcap;
 };
 
 static const char synopsis[] =
-    "usage: shard [-fhV] [--dedup] [--memory size] "
-    "[--records-per-shard k | --shards n]\n"
-    "             [--seed n] [--split name=fraction,...] -o dir [file ...]\n"
+    "usage: shard [-fhV] [--dedup [first | merge]] [--dedup-across] "
+    "[--memory size]\n"
+    "             [--progress] [--records-per-shard k | --shards n] "
+    "[--seed n]\n"
+    "             [--split name=fraction,...] -o dir [file ...]\n"
     "       shard --verify dir\n";
 
 static void
@@ -151,16 +237,18 @@ parse_split(char *spec, struct opts *o)
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_SHARDS = 256, O_PER, O_SPLIT, O_DEDUP, O_MEM, O_SEED,
-	    O_VERIFY };
+	enum { O_SHARDS = 256, O_PER, O_SPLIT, O_DEDUP, O_ACROSS, O_MEM,
+	    O_SEED, O_VERIFY, O_PROGRESS };
 	static const struct option longopts[] = {
 		{ "shards", required_argument, NULL, O_SHARDS },
 		{ "records-per-shard", required_argument, NULL, O_PER },
 		{ "split", required_argument, NULL, O_SPLIT },
-		{ "dedup", no_argument, NULL, O_DEDUP },
+		{ "dedup", optional_argument, NULL, O_DEDUP },
+		{ "dedup-across", no_argument, NULL, O_ACROSS },
 		{ "memory", required_argument, NULL, O_MEM },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "verify", required_argument, NULL, O_VERIFY },
+		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -168,7 +256,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 }
 	};
 	static char deflt[] = "train=1";
-	const char *errstr, *what;
+	const char *errstr, *what, *arg;
 	int ch;
 
 	memset(o, 0, sizeof(*o));
@@ -177,6 +265,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	while ((ch = getopt_long(argc, argv, "o:fhV", longopts, NULL)) !=
 	    -1) {
 		errstr = what = NULL;
+		arg = optarg;
 		switch (ch) {
 		case O_SHARDS:
 			o->shards = (uint64_t)pf_strtonum(optarg, 1, 99999,
@@ -192,7 +281,22 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->split_spec = optarg;
 			break;
 		case O_DEDUP:
-			o->dedup = 1;
+			/* the mode may also be the next word: --dedup merge */
+			if (arg == NULL && optind < argc &&
+			    (strcmp(argv[optind], "first") == 0 ||
+			    strcmp(argv[optind], "merge") == 0))
+				arg = argv[optind++];
+			if (arg == NULL || strcmp(arg, "first") == 0)
+				o->dedup = DEDUP_FIRST;
+			else if (strcmp(arg, "merge") == 0)
+				o->dedup = DEDUP_MERGE;
+			else {
+				errstr = "expected first or merge";
+				what = "--dedup";
+			}
+			break;
+		case O_ACROSS:
+			o->across = 1;
 			break;
 		case O_MEM:
 			o->memory = pf_strtosize(optarg, 16384, 1ull << 50,
@@ -206,6 +310,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_VERIFY:
 			o->verify = optarg;
+			break;
+		case O_PROGRESS:
+			o->progress = 1;
 			break;
 		case 'o':
 			o->dir = optarg;
@@ -224,7 +331,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			return 2;
 		}
 		if (errstr != NULL) {
-			pf_warnx("%s %s: %s", what, optarg, errstr);
+			pf_warnx("%s %s: %s", what, arg, errstr);
 			usage();
 			return 2;
 		}
@@ -273,6 +380,24 @@ mix64(uint64_t a, uint64_t b, uint64_t c, uint64_t key)
 	return XXH64(buf, sizeof(buf), key);
 }
 
+/* The splitmix64 finaliser of x + salt: a cheap keyed hash of a number. */
+static inline uint64_t
+remix(uint64_t x, uint64_t salt)
+{
+	uint64_t z = x + salt * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* x in [0, n) by its high bits, so that equal high bits stay together. */
+static inline uint64_t
+fastrange(uint64_t x, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
 /* splitmix64: the shuffle's generator. */
 static uint64_t
 next_random(uint64_t *s)
@@ -301,6 +426,33 @@ below(uint64_t *s, uint64_t n)
 		}
 	}
 	return (uint64_t)(m >> 64);
+}
+
+/* The key of a position (posflow(5): equal positions are equal bytes,
+   clocks aside), keyed by the seed; never 0. */
+static inline uint64_t
+pos_key(const struct run *R, const uint8_t *pos)
+{
+	uint64_t k = XXH3_64bits_withSeed(pos, POS_KEY_LEN, R->hseed);
+
+	return k ? k : 1;
+}
+
+/* An encoded record (a temporary file's) as a pf_record: its bytes were
+   checked when they were read, and the writer checks them again. */
+static inline void
+rec_view(const uint8_t *p, pf_record *rec)
+{
+	uint32_t len = pf_get32(p);
+
+	memcpy(rec->pos, p + 4, PF_PACKED_SIZE);
+	rec->game_id = pf_get64(p + 32);
+	rec->ply = pf_get16(p + 40);
+	rec->move = pf_get16(p + 42);
+	rec->result = p[44];
+	rec->flags = pf_get16(p + 46);
+	rec->ext = p + PF_CORE_SIZE;
+	rec->ext_len = len - PF_CORE_SIZE;
 }
 
 static int
@@ -347,6 +499,24 @@ file_xxh3(const char *path, uint64_t *h, uint64_t *size)
 		return -1;
 	}
 	close(fd);
+	return 0;
+}
+
+/* write(2) all of p[0..n); 0 / -1 (errno set). */
+static int
+write_all(int fd, const uint8_t *p, size_t n)
+{
+	ssize_t put;
+
+	while (n > 0) {
+		if ((put = write(fd, p, n)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += put;
+		n -= (size_t)put;
+	}
 	return 0;
 }
 
@@ -436,94 +606,7 @@ clean_dir(const struct opts *o, int argc, char **argv)
 	return rv;
 }
 
-/* ---- pass 1: scatter -------------------------------------------------- */
-
-static int
-tmp_writer(struct run *R, const char *path, int *fd, pf_writer **w)
-{
-	pf_writer_opts wo = { 0, R->block_size, -1 };
-
-	if ((*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600)) == -1) {
-		pf_warn("%s", path);
-		return -1;
-	}
-	if ((*w = pf_writer_open_fd(*fd, path, &wo)) == NULL) {
-		pf_warn("out of memory");
-		close(*fd);
-		return -1;
-	}
-	return 0;
-}
-
-static void
-bucket_path(char *buf, size_t len, const char *dir, int split, int level,
-    uint64_t id)
-{
-	snprintf(buf, len, "%s/.tmp-b%d-%d-%" PRIx64 ".pos", dir, split,
-	    level, id);
-}
-
-/* The position hash for --dedup (posflow(5)'s comparison), 0 when the
-   position is invalid. */
-static uint64_t
-position_hash(const pf_record *rec, char *err, size_t errlen)
-{
-	pf_board b;
-
-	if (pf_board_unpack(&b, rec->pos, (rec->flags & PF_RF_CHESS960) != 0,
-	    err, errlen) == -1)
-		return 0;
-	return pf_board_hash(&b) | 1;	/* never 0 */
-}
-
-/* rec plus the private extension (seq, hash) into R->ext. */
-static int
-with_tmp_ext(struct run *R, pf_record *out, const pf_record *rec,
-    uint64_t seq, uint64_t hash)
-{
-	size_t need = rec->ext_len + TMP_EXT_SIZE;
-	uint8_t *p;
-
-	if (need > R->extcap) {
-		if ((p = realloc(R->ext, need * 2)) == NULL)
-			return -1;
-		R->ext = p;
-		R->extcap = need * 2;
-	}
-	memcpy(R->ext, rec->ext, rec->ext_len);
-	p = R->ext + rec->ext_len;
-	pf_put16(p, EXT_SHARD_TMP);
-	pf_put16(p + 2, 0);
-	pf_put32(p + 4, 16);
-	pf_put64(p + 8, seq);
-	pf_put64(p + 16, hash);
-	*out = *rec;
-	out->ext = R->ext;
-	out->ext_len = (uint32_t)need;
-	return 0;
-}
-
-static int
-choose_split(const struct opts *o, const pf_record *rec)
-{
-	uint64_t h;
-	double u, acc = 0;
-	int i;
-
-	if (rec->game_id != 0)
-		h = mix64(rec->game_id, 0x5350u, 0, o->seed);
-	else
-		h = XXH64(rec->pos, PF_PACKED_SIZE, o->seed ^
-		    0x9E3779B97F4A7C15ull);
-	u = (double)(h >> 11) * 0x1.0p-53;
-	for (i = 0; i < o->nsplits - 1; i++) {
-		acc += o->split_frac[i];
-		if (u < acc)
-			return i;
-	}
-	return o->nsplits - 1;
-}
+/* ---- progress --------------------------------------------------------- */
 
 static double
 now(void)
@@ -534,26 +617,364 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* On a terminal, a progress line at most every second: the phase, the
-   records and the rate (and in pass 2 the share done, for an ETA). */
+static void
+phase_start(struct run *R)
+{
+	R->phase_start = R->last = now();
+}
+
+/*
+ * A progress line at most every second, on a terminal (rewritten in
+ * place) or with --progress (one line each): the phase, the records and
+ * megabytes done, the rate and, where the total is known (the sizes of
+ * input files; in pass 2 the records scattered), the share done and an
+ * ETA.  done: the phase's last line, with its time.
+ */
 static void
 progress(struct run *R, int pass, int done)
 {
-	double t = now(), el = t - R->start;
-	uint64_t n = pass == 1 ? R->seq : R->written;
+	char line[256], eta[32];
+	double t, el, frac = -1, mb;
+	uint64_t n;
+	int len;
 
-	if (!R->progress || (!done && t - R->last < 1))
+	if (!R->progress)
+		return;
+	t = now();
+	if (!done && t - R->last < 1)
 		return;
 	R->last = t;
-	if (pass == 1)
-		fprintf(stderr, "\rshard: scatter: %" PRIu64 " records, "
-		    "%.0f records/s   ", n, el > 0 ? n / el : 0);
-	else
-		fprintf(stderr, "\rshard: shuffle: %" PRIu64 " of %" PRIu64
-		    " records, %.0f%%   ", n, R->seq, R->seq ?
-		    100.0 * n / R->seq : 100.0);
+	el = t - R->phase_start;
+	if (pass == 1) {
+		n = R->seq;
+		mb = (double)R->in_bytes / 1e6;
+		if (R->in_known && R->in_total > 0) {
+			uint64_t at = R->in_done;
+			off_t pos;
+
+			if (R->cur_fd >= 0 && (pos = lseek(R->cur_fd, 0,
+			    SEEK_CUR)) > 0)
+				at += (uint64_t)pos;
+			frac = (double)at / (double)R->in_total;
+			if (frac > 1)
+				frac = 1;
+		}
+		len = snprintf(line, sizeof(line), "shard: scatter: %" PRIu64
+		    " records, %.1f MB", n, mb);
+	} else {
+		n = R->loaded;
+		mb = (double)R->loaded_bytes / 1e6;
+		frac = R->seq ? (double)n / (double)R->seq : 1;
+		len = snprintf(line, sizeof(line), "shard: shuffle: %" PRIu64
+		    " of %" PRIu64 " records, %.1f MB", n, R->seq, mb);
+	}
 	if (done)
-		fputs("\n", stderr);
+		len += snprintf(line + len, sizeof(line) - (size_t)len,
+		    " in %.3f s, %.1f MB/s, %.0f records/s", el, el > 0 ?
+		    mb / el : 0, el > 0 ? (double)n / el : 0);
+	else {
+		len += snprintf(line + len, sizeof(line) - (size_t)len,
+		    ", %.1f MB/s", el > 0 ? mb / el : 0);
+		if (frac > 0) {
+			double left = el * (1 - frac) / frac;
+			unsigned s = left < 360000 ? (unsigned)(left + 0.5) :
+			    359999;
+
+			if (s >= 3600)
+				snprintf(eta, sizeof(eta), "%u:%02u:%02u",
+				    s / 3600, s / 60 % 60, s % 60);
+			else
+				snprintf(eta, sizeof(eta), "%u:%02u", s / 60,
+				    s % 60);
+			len += snprintf(line + len, sizeof(line) - (size_t)len,
+			    ", %.0f%%, ETA %s", 100 * frac, eta);
+		} else if (frac == 0)
+			len += snprintf(line + len, sizeof(line) -
+			    (size_t)len, ", 0%%");
+	}
+	if (len >= (int)sizeof(line))
+		len = (int)sizeof(line) - 1;
+	if (R->tty) {
+		/* rewrite the line in place, blanking what is left of a
+		   longer one */
+		fprintf(stderr, "\r%s%*s%s", line, R->last_len > len ?
+		    R->last_len - len : 0, "", done ? "\n" : "");
+		R->last_len = done ? 0 : len;
+	} else
+		fprintf(stderr, "%s\n", line);
+}
+
+/* ---- temporary files -------------------------------------------------- */
+
+static void
+bucket_path(char *buf, size_t len, const char *dir, int split, int level,
+    uint64_t id)
+{
+	snprintf(buf, len, "%s/.tmp-b%d-%d-%" PRIx64 ".rec", dir, split,
+	    level, id);
+}
+
+static void
+bucket_init(struct bucket *b, int split, int level, uint64_t id,
+    size_t cap)
+{
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	b->split = split;
+	b->level = level;
+	b->id = id;
+	b->cap = cap;
+}
+
+/* Create the file and the buffer at the first record. */
+static int
+bucket_start(struct run *R, struct bucket *b)
+{
+	char path[PATH_MAX];
+
+	bucket_path(path, sizeof(path), R->o->dir, b->split, b->level, b->id);
+	if ((b->buf = malloc(b->cap)) == NULL) {
+		pf_warn("out of memory");
+		return -1;
+	}
+	if ((b->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1) {
+		pf_warn("%s", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+bucket_write(struct run *R, struct bucket *b, const uint8_t *p, size_t n)
+{
+	char path[PATH_MAX];
+
+	if (write_all(b->fd, p, n) == -1) {
+		bucket_path(path, sizeof(path), R->o->dir, b->split, b->level,
+		    b->id);
+		pf_warn("%s", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+bucket_flush(struct run *R, struct bucket *b)
+{
+	if (b->len > 0 && bucket_write(R, b, b->buf, b->len) == -1)
+		return -1;
+	b->len = 0;
+	return 0;
+}
+
+/* Append one encoded record (raw) or one record (rec). */
+static int
+bucket_put(struct run *R, struct bucket *b, const pf_record *rec,
+    const uint8_t *raw, size_t len)
+{
+	if (b->fd == -1 && bucket_start(R, b) == -1)
+		return -1;
+	if (b->len + len > b->cap && bucket_flush(R, b) == -1)
+		return -1;
+	if (len <= b->cap) {
+		if (raw != NULL)
+			memcpy(b->buf + b->len, raw, len);
+		else
+			pf_record_encode(rec, b->buf + b->len);
+		b->len += len;
+	} else if (raw != NULL) {
+		if (bucket_write(R, b, raw, len) == -1)
+			return -1;
+	} else {
+		if (len > R->scratch_cap) {
+			uint8_t *p = realloc(R->scratch, len);
+
+			if (p == NULL) {
+				pf_warn("out of memory");
+				return -1;
+			}
+			R->scratch = p;
+			R->scratch_cap = len;
+		}
+		pf_record_encode(rec, R->scratch);
+		if (bucket_write(R, b, R->scratch, len) == -1)
+			return -1;
+	}
+	b->bytes += len;
+	b->count++;
+	return 0;
+}
+
+static void
+bucket_free(struct bucket *b)
+{
+	if (b->fd >= 0)
+		close(b->fd);
+	b->fd = -1;
+	free(b->buf);
+	b->buf = NULL;
+}
+
+/* Write what is buffered and close: t describes the file. */
+static int
+bucket_finish(struct run *R, struct bucket *b, struct tmpfile *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (b->fd == -1)
+		return 0;
+	if (bucket_flush(R, b) == -1)
+		return -1;
+	t->bytes = b->bytes;
+	t->count = b->count;
+	bucket_free(b);
+	return 0;
+}
+
+/*
+ * A temporary file read back record by record (for a re-scatter; pass 2
+ * proper reads a file whole).
+ */
+struct tmpreader {
+	int fd;
+	const char *path;
+	uint8_t *buf;
+	size_t cap, start, end;
+	uint64_t left;		/* bytes of the file not yet read */
+	uint64_t recs_left;
+};
+
+static int
+tmpreader_open(struct tmpreader *tr, const char *path,
+    const struct tmpfile *t, size_t cap)
+{
+	memset(tr, 0, sizeof(*tr));
+	tr->path = path;
+	tr->left = t->bytes;
+	tr->recs_left = t->count;
+	tr->cap = cap;
+	if ((tr->fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		pf_warn("%s", path);
+		return -1;
+	}
+	if ((tr->buf = malloc(cap)) == NULL) {
+		pf_warn("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+tmpreader_close(struct tmpreader *tr)
+{
+	if (tr->fd >= 0)
+		close(tr->fd);
+	free(tr->buf);
+}
+
+/* Make want bytes contiguous from tr->start; 0 / -1. */
+static int
+tmpreader_fill(struct tmpreader *tr, size_t want)
+{
+	ssize_t n;
+
+	if (tr->end - tr->start >= want)
+		return 0;
+	if (want > tr->cap) {
+		uint8_t *p = realloc(tr->buf, want);
+
+		if (p == NULL) {
+			pf_warn("out of memory");
+			return -1;
+		}
+		tr->buf = p;
+		tr->cap = want;
+	}
+	memmove(tr->buf, tr->buf + tr->start, tr->end - tr->start);
+	tr->end -= tr->start;
+	tr->start = 0;
+	while (tr->end < want) {
+		size_t ask = tr->cap - tr->end;
+
+		if (ask > tr->left)
+			ask = (size_t)tr->left;
+		if (ask == 0)
+			goto damaged;
+		if ((n = read(tr->fd, tr->buf + tr->end, ask)) == -1) {
+			if (errno == EINTR)
+				continue;
+			pf_warn("%s", tr->path);
+			return -1;
+		}
+		if (n == 0)
+			goto damaged;
+		tr->end += (size_t)n;
+		tr->left -= (uint64_t)n;
+	}
+	return 0;
+damaged:
+	pf_warnx("%s: damaged temporary file", tr->path);
+	return -1;
+}
+
+/* 1 and the next record, 0 at the end (the size was right), -1. */
+static int
+tmpreader_next(struct tmpreader *tr, const uint8_t **p, uint32_t *len)
+{
+	uint32_t n;
+
+	if (tr->recs_left == 0) {
+		if (tr->left != 0 || tr->start != tr->end) {
+			pf_warnx("%s: damaged temporary file", tr->path);
+			return -1;
+		}
+		return 0;
+	}
+	if (tmpreader_fill(tr, 4) == -1)
+		return -1;
+	n = pf_get32(tr->buf + tr->start);
+	if (n < PF_CORE_SIZE || n > tr->end - tr->start + tr->left) {
+		pf_warnx("%s: damaged temporary file", tr->path);
+		return -1;
+	}
+	if (tmpreader_fill(tr, n) == -1)
+		return -1;
+	*p = tr->buf + tr->start;
+	*len = n;
+	tr->start += n;
+	tr->recs_left--;
+	return 1;
+}
+
+/* ---- pass 1: scatter -------------------------------------------------- */
+
+static int
+choose_split(struct run *R, const pf_record *rec)
+{
+	const struct opts *o = R->o;
+	uint64_t h;
+	double u, acc = 0;
+	int i;
+
+	/* records of a game come together: hash each game once */
+	if (rec->game_id != 0 && rec->game_id == R->last_game)
+		return R->last_split;
+	if (rec->game_id != 0)
+		h = mix64(rec->game_id, 0x5350u, 0, o->seed);
+	else
+		h = XXH64(rec->pos, PF_PACKED_SIZE, o->seed ^
+		    0x9E3779B97F4A7C15ull);
+	u = (double)(h >> 11) * 0x1.0p-53;
+	for (i = 0; i < o->nsplits - 1; i++) {
+		acc += o->split_frac[i];
+		if (u < acc)
+			break;
+	}
+	if (rec->game_id != 0) {
+		R->last_game = rec->game_id;
+		R->last_split = i;
+	}
+	return i;
 }
 
 /* Scatter one input.  Damage in it is reported and skipped; -1 only when
@@ -561,65 +982,58 @@ progress(struct run *R, int pass, int done)
 static int
 scatter_file(struct run *R, const char *path)
 {
-	const struct opts *o = R->o;
 	const char *name = pf_input_name(path);
+	struct bucket *b;
 	pf_reader *r;
-	pf_record rec, out;
-	char err[128];
-	int rv, s, b;
-	uint64_t hash, key;
+	pf_record rec;
+	struct stat sb;
+	uint64_t key;
+	int fd, rv, s, ret = 0;
 
-	if ((r = pf_reader_open_path(path)) == NULL) {
+	if (strcmp(path, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		pf_warn("%s", name);
 		R->status = PF_EXIT_DATA;
 		return 0;
 	}
+	if ((r = pf_reader_open_fd(fd, name)) == NULL) {
+		pf_warn("%s", name);
+		R->status = PF_EXIT_DATA;
+		if (fd != STDIN_FILENO)
+			close(fd);
+		return 0;
+	}
+	R->cur_fd = fd;
 	while ((rv = pf_reader_next(r, &rec)) != 0) {
 		if (rv < 0) {
 			pf_warnx("%s", pf_reader_error(r));
 			R->status = PF_EXIT_DATA;
 			continue;
 		}
-		s = choose_split(o, &rec);
-		hash = 0;
-		if (o->dedup && (hash = position_hash(&rec, err,
-		    sizeof(err))) == 0) {
-			R->invalid++;
-			pf_warnx("%s: record %" PRIu64 ": invalid position: "
-			    "%s; kept, not deduplicated", name,
-			    pf_reader_records(r), err);
-			R->status = PF_EXIT_DATA;
+		s = choose_split(R, &rec);
+		key = R->hashed ? pos_key(R, rec.pos) : remix(R->seq, R->kseed);
+		b = &R->bk[s][fastrange(key, (uint64_t)R->nbuckets[s])];
+		if (bucket_put(R, b, &rec, NULL, PF_CORE_SIZE + rec.ext_len) ==
+		    -1) {
+			ret = -1;
+			break;
 		}
-		key = hash ? mix64(hash, 0, 1, o->seed) :
-		    mix64(R->seq, rec.game_id, rec.ply, o->seed);
-		b = (int)(key % (uint64_t)R->nbuckets[s]);
-		if (with_tmp_ext(R, &out, &rec, R->seq, hash) == -1) {
-			pf_warn("out of memory");
-			pf_reader_free(r);
-			return -1;
-		}
-		if (pf_writer_put(R->bw[s][b], &out) == -1) {
-			pf_warnx("%s", pf_writer_error(R->bw[s][b]));
-			pf_reader_free(r);
-			return -1;
-		}
-		R->bbytes[s][b] += PF_CORE_SIZE + out.ext_len;
-		R->bcount[s][b]++;
 		R->split_in[s]++;
-		if ((++R->seq & 0xffff) == 0)
+		R->in_bytes += PF_CORE_SIZE + rec.ext_len;
+		if ((++R->seq & 0xfff) == 0)
 			progress(R, 1, 0);
 	}
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
+		R->in_done += (uint64_t)sb.st_size;
+	R->cur_fd = -1;
 	pf_reader_free(r);
-	return 0;
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return ret;
 }
 
-/* ---- pass 2: shuffle and write ---------------------------------------- */
-
-struct item {
-	uint64_t seq, hash;
-	uint64_t off;
-	uint32_t len;
-};
+/* ---- the shards ------------------------------------------------------- */
 
 static int
 shard_close(struct run *R, struct out *O)
@@ -697,7 +1111,8 @@ shard_put(struct run *R, struct out *O, const pf_record *rec)
 			pf_warn("%s", O->tmp);
 			return -1;
 		}
-		wo = pf_default_writer_opts(1);
+		memset(&wo, 0, sizeof(wo));
+		wo.zstd_level = SHARD_ZSTD;
 		wo.flush_ms = -1;
 		if ((O->w = pf_writer_open_fd(O->fd, O->final + strlen(dir) +
 		    1, &wo)) == NULL) {
@@ -711,208 +1126,743 @@ shard_put(struct run *R, struct out *O, const pf_record *rec)
 	}
 	O->in_shard++;
 	O->records++;
-	if ((++R->written & 0xffff) == 0)
-		progress(R, 2, 0);
 	return 0;
 }
 
-/* Open-addressing set of position hashes (never 0) seen in a bucket. */
-static int
-seen_before(uint64_t *set, uint64_t mask, uint64_t h)
-{
-	uint64_t i = (h ^ (h >> 29)) & mask;
+/* ---- pass 2: merging twins -------------------------------------------- */
 
-	while (set[i] != 0) {
-		if (set[i] == h)
-			return 1;
-		i = (i + 1) & mask;
-	}
-	set[i] = h;
-	return 0;
+/* Append extension x (header and payload) to b; its payload in b, or
+   NULL. */
+static uint8_t *
+append_ext(pf_extbuf *b, const uint8_t *data, uint32_t len)
+{
+	if (pf_extbuf_append_raw(b, data - PF_EXT_HEADER_SIZE,
+	    PF_EXT_HEADER_SIZE + (size_t)len) == -1)
+		return NULL;
+	return b->data + b->len - len;
 }
 
-static int shuffle_bucket(struct run *R, struct out *O, const char *path,
-    uint64_t bytes, uint64_t count, uint64_t id, int level);
-
-/* Scatter a bucket too large to load into sub-buckets, then do each. */
 static int
-rescatter(struct run *R, struct out *O, const char *path, uint64_t bytes,
-    uint64_t id, int level)
+vslot_match(const struct vslot *v, const uint8_t *p)
 {
-	const struct opts *o = R->o;
-	uint64_t nb = bytes / R->budget + 2, sb[MAX_BUCKETS], sc[MAX_BUCKETS];
-	pf_writer *w[MAX_BUCKETS];
-	int fd[MAX_BUCKETS];
-	uint64_t sub[MAX_BUCKETS];
-	char p[PATH_MAX];
-	pf_reader *r;
-	pf_record rec;
-	int rv, ok = 0;
-	uint64_t i, n = 0;
-
-	if (nb > MAX_BUCKETS)
-		nb = MAX_BUCKETS;
-	memset(w, 0, sizeof(w));
-	for (i = 0; i < nb; i++) {
-		/* unique per level: i + 1 is 1 .. MAX_BUCKETS */
-		sub[i] = id * (MAX_BUCKETS + 1) + i + 1;
-		bucket_path(p, sizeof(p), o->dir, O->split, level + 1, sub[i]);
-		if (tmp_writer(R, p, &fd[i], &w[i]) == -1)
-			goto out;
-		sb[i] = sc[i] = 0;
-	}
-	if ((r = pf_reader_open_path(path)) == NULL) {
-		pf_warn("%s", path);
-		goto out;
-	}
-	while ((rv = pf_reader_next(r, &rec)) > 0) {
-		const uint8_t *x = rec.ext + rec.ext_len - TMP_EXT_SIZE;
-		uint64_t seq = pf_get64(x + 8), hash = pf_get64(x + 16), k;
-
-		k = hash ? mix64(hash, level, 1, o->seed) :
-		    mix64(seq, level, 2, o->seed);
-		k %= nb;
-		if (pf_writer_put(w[k], &rec) == -1) {
-			pf_warnx("%s", pf_writer_error(w[k]));
-			rv = -1;
-			break;
-		}
-		sb[k] += PF_CORE_SIZE + rec.ext_len;
-		sc[k]++;
-		n++;
-	}
-	if (rv < 0) {
-		pf_warnx("%s", pf_reader_error(r));
-		pf_reader_free(r);
-		goto out;
-	}
-	pf_reader_free(r);
-	unlink(path);
-	for (i = 0; i < nb; i++) {
-		if (pf_writer_close(w[i]) == -1) {
-			pf_warnx("%s", pf_writer_error(w[i]));
-			goto out;
-		}
-		pf_writer_free(w[i]);
-		w[i] = NULL;
-		close(fd[i]);
-	}
-	ok = 1;
-	for (i = 0; i < nb && ok; i++) {
-		bucket_path(p, sizeof(p), o->dir, O->split, level + 1, sub[i]);
-		if (shuffle_bucket(R, O, p, sb[i], sc[i], sub[i],
-		    level + 1) == -1)
-			ok = 0;
-	}
-out:
-	for (i = 0; i < nb; i++)
-		if (w[i] != NULL) {
-			pf_writer_free(w[i]);
-			close(fd[i]);
-		}
-	return ok ? 0 : -1;
+	return v->method == p[0] && v->scale == p[1] &&
+	    v->p1 == pf_get32(p + 4) && v->p2 == pf_get32(p + 8) &&
+	    v->lambda == pf_get32(p + 12);
 }
 
-/* Load one bucket file, drop duplicates, shuffle, append to the shards. */
+/* Same method, same moves (in any order) as R->pref: then R->ptmp's
+   probabilities, weighted, are added to R->acc.  0 / -1 (not alike). */
 static int
-shuffle_bucket(struct run *R, struct out *O, const char *path,
-    uint64_t bytes, uint64_t count, uint64_t id, int level)
+policy_add(struct run *R, const pf_policy *p, double w)
 {
-	const struct opts *o = R->o;
-	uint8_t *arena = NULL;
-	struct item *it = NULL, tmp;
-	uint64_t *set = NULL, mask = 0, n = 0, off = 0, st, i, j;
-	pf_reader *r = NULL;
-	pf_record rec;
-	int rv, ret = -1;
+	const pf_policy *ref = &R->pref;
+	int i, j, n = ref->n;
 
-	if (count == 0) {
-		unlink(path);
-		return 0;
-	}
-	if (bytes + count * (sizeof(struct item) + (o->dedup ? 32 : 0)) >
-	    R->budget &&
-	    level < MAX_LEVEL)
-		return rescatter(R, O, path, bytes, id, level);
-	if ((arena = malloc(bytes)) == NULL ||
-	    (it = malloc(count * sizeof(*it))) == NULL)
-		goto oom;
-	if (o->dedup) {
-		for (mask = 16; mask < count * 2; mask <<= 1)
-			;
-		if ((set = calloc(mask, sizeof(*set))) == NULL)
-			goto oom;
-		mask--;
-	}
-	if ((r = pf_reader_open_path(path)) == NULL) {
-		pf_warn("%s", path);
-		goto out;
-	}
-	while ((rv = pf_reader_next(r, &rec)) > 0) {
-		size_t len = PF_CORE_SIZE + rec.ext_len;
-		const uint8_t *x = rec.ext + rec.ext_len - TMP_EXT_SIZE;
-
-		if (n == count || off + len > bytes ||
-		    rec.ext_len < TMP_EXT_SIZE ||
-		    pf_get16(x) != EXT_SHARD_TMP || pf_get32(x + 4) != 16) {
-			pf_warnx("%s: damaged temporary file", path);
-			goto out;
-		}
-		it[n].seq = pf_get64(x + 8);
-		it[n].hash = pf_get64(x + 16);
-		/* records arrive in input order: the first of twins stays */
-		if (set != NULL && it[n].hash != 0 &&
-		    seen_before(set, mask, it[n].hash)) {
-			O->dropped++;
-			continue;
-		}
-		pf_record_encode(&rec, arena + off);
-		it[n].off = off;
-		it[n].len = (uint32_t)len;
-		off += len;
-		n++;
-	}
-	if (rv < 0) {
-		pf_warnx("%s", pf_reader_error(r));
-		goto out;
-	}
-	st = mix64(o->seed, (uint64_t)O->split, id, 0x53485546ull);
-	for (i = n; i > 1; i--) {
-		j = below(&st, i);
-		tmp = it[i - 1];
-		it[i - 1] = it[j];
-		it[j] = tmp;
+	if (p->method != ref->method || p->n != ref->n)
+		return -1;
+	memset(R->seen, 0, (size_t)n);
+	for (i = 0; i < n; i++) {
+		j = i;
+		if (ref->move[j] != p->move[i])
+			for (j = 0; j < n && ref->move[j] != p->move[i]; j++)
+				;
+		if (j == n || R->seen[j])
+			return -1;
+		R->seen[j] = 1;
 	}
 	for (i = 0; i < n; i++) {
-		char err[128];
-
-		if (pf_record_decode(arena + it[i].off, it[i].len, &rec, err,
-		    sizeof(err)) < 0) {
-			pf_warnx("%s: %s", path, err);
-			goto out;
-		}
-		rec.ext_len -= TMP_EXT_SIZE;
-		if (shard_put(R, O, &rec) == -1)
-			goto out;
+		j = i;
+		if (ref->move[j] != p->move[i])
+			for (j = 0; ref->move[j] != p->move[i]; j++)
+				;
+		R->acc[j] += w * p->prob[i];
 	}
-	unlink(path);
-	ret = 0;
-	goto out;
+	return 0;
+}
+
+/*
+ * Merge the twins members[0..n) (in input order; the first is kept) into
+ * one record, its extensions in R->mb:
+ *   - the kept record's extensions, in their order, except that
+ *   - each value target is the mean of those of the twins with the same
+ *     method and parameters (weighted by their merge counts), and a value
+ *     target only other twins have is added;
+ *   - the policy is the mean, move by move, when every twin with a policy
+ *     has one of the same method over the same moves (else the kept
+ *     record's stays), requantised to 65535;
+ *   - per evaluation limit kind, the deepest evaluation of all the twins
+ *     (the greatest limit, then depth; the first of equals) replaces the
+ *     kept record's deepest of that kind, or is added;
+ *   - a merge extension replaces any the twins had: the records merged
+ *     and their results from the side to move's view.
+ */
+static int
+merge_twins(struct run *R, const uint8_t *arena, const uint64_t *off,
+    const uint32_t *members, size_t n, pf_record *out)
+{
+	struct vslot vs[MAX_VSLOTS];
+	struct eslot es[MAX_ESLOTS];
+	int nv = 0, ne = 0, i, policy = 0, pol_member = -1;
+	const uint8_t *pol_data = NULL;
+	uint64_t count = 0, wins = 0, draws = 0, losses = 0;
+	double pweight = 0;
+	pf_merge mg;
+	pf_record rec, kept;
+	pf_ext_iter it;
+	pf_ext x;
+	pf_eval ev;
+	pf_value va;
+	uint8_t *p;
+	size_t m;
+
+	for (m = 0; m < n; m++) {
+		const uint8_t *raw = arena + off[members[m]];
+		int black, first_policy = 1;
+		double w = 1;
+
+		rec_view(raw, &rec);
+		if (m == 0)
+			kept = rec;
+		black = (rec.pos[24] & 0x80) != 0;
+		if (pf_ext_find(&rec, PF_EXT_MERGE, 0, &x) &&
+		    pf_merge_decode(&x, &mg) == 0 && mg.count > 0) {
+			w = mg.count;
+			count += mg.count;
+			wins += mg.wins;
+			draws += mg.draws;
+			losses += mg.losses;
+		} else {
+			count++;
+			if (rec.result == PF_RESULT_DRAW)
+				draws++;
+			else if (rec.result == (black ? PF_RESULT_BLACK :
+			    PF_RESULT_WHITE))
+				wins++;
+			else if (rec.result == (black ? PF_RESULT_WHITE :
+			    PF_RESULT_BLACK))
+				losses++;
+		}
+		pf_ext_iter_init(&it, &rec);
+		while (pf_ext_next(&it, &x) == 1) {
+			if (x.type == PF_EXT_EVAL &&
+			    pf_eval_decode_head(&x, &ev) == 0) {
+				for (i = 0; i < ne && es[i].kind !=
+				    ev.limit_kind; i++)
+					;
+				if (i == ne) {
+					if (ne == MAX_ESLOTS)
+						continue;
+					ne++;
+					es[i].kind = ev.limit_kind;
+					es[i].data = NULL;
+					es[i].kept = NULL;
+				}
+				if (es[i].data == NULL || ev.limit >
+				    es[i].limit || (ev.limit == es[i].limit &&
+				    ev.depth > es[i].depth)) {
+					es[i].data = x.data;
+					es[i].len = x.len;
+					es[i].limit = ev.limit;
+					es[i].depth = ev.depth;
+				}
+				if (m == 0 && (es[i].kept == NULL ||
+				    ev.limit > es[i].klimit || (ev.limit ==
+				    es[i].klimit && ev.depth > es[i].kdepth))) {
+					es[i].kept = x.data;
+					es[i].klimit = ev.limit;
+					es[i].kdepth = ev.depth;
+				}
+			} else if (x.type == PF_EXT_VALUE &&
+			    pf_value_decode(&x, &va) == 0 &&
+			    isfinite(va.target)) {
+				for (i = 0; i < nv && !vslot_match(&vs[i],
+				    x.data); i++)
+					;
+				if (i == nv) {
+					if (nv == MAX_VSLOTS)
+						continue;
+					nv++;
+					vs[i].method = x.data[0];
+					vs[i].scale = x.data[1];
+					vs[i].p1 = pf_get32(x.data + 4);
+					vs[i].p2 = pf_get32(x.data + 8);
+					vs[i].lambda = pf_get32(x.data + 12);
+					vs[i].sum = vs[i].weight = 0;
+					vs[i].data = x.data;
+					vs[i].len = x.len;
+					vs[i].in_kept = 0;
+				}
+				vs[i].sum += w * va.target;
+				vs[i].weight += w;
+			} else if (x.type == PF_EXT_POLICY && first_policy) {
+				first_policy = 0;
+				if (pol_member == -1) {
+					if (pf_policy_decode(&x, &R->pref) ==
+					    -1 || R->pref.n == 0)
+						continue;
+					pol_member = (int)m;
+					pol_data = x.data;
+					policy = 1;
+					for (i = 0; i < R->pref.n; i++)
+						R->acc[i] = w * R->pref.prob[i];
+					pweight = w;
+				} else if (policy) {
+					if (pf_policy_decode(&x, &R->ptmp) ==
+					    -1 || policy_add(R, &R->ptmp,
+					    w) == -1)
+						policy = 0;
+					else
+						pweight += w;
+				}
+			}
+		}
+	}
+	if (policy) {
+		uint16_t q[PF_MAX_MOVES];
+
+		for (i = 0; i < R->pref.n; i++)
+			R->acc[i] /= pweight * 65535.0;
+		if (pf_policy_quantize(R->acc, R->pref.n, q) == -1)
+			policy = 0;
+		else
+			for (i = 0; i < R->pref.n; i++)
+				R->pref.prob[i] = q[i];
+	}
+
+	/* the kept record's extensions, some replaced */
+	pf_extbuf_reset(&R->mb);
+	pf_ext_iter_init(&it, &kept);
+	while (pf_ext_next(&it, &x) == 1) {
+		const uint8_t *data = x.data;
+		uint32_t len = x.len;
+
+		if (x.type == PF_EXT_MERGE)
+			continue;
+		if (x.type == PF_EXT_EVAL)
+			for (i = 0; i < ne; i++)
+				if (es[i].kept == x.data) {
+					data = es[i].data;
+					len = es[i].len;
+				}
+		if ((p = append_ext(&R->mb, data, len)) == NULL)
+			goto oom;
+		if (x.type == PF_EXT_VALUE && len >= 20)
+			for (i = 0; i < nv; i++)
+				if (vslot_match(&vs[i], p)) {
+					pf_putf32(p + 16, (float)(vs[i].sum /
+					    vs[i].weight));
+					vs[i].in_kept = 1;
+					break;
+				}
+		if (x.type == PF_EXT_POLICY && x.data == pol_data && policy)
+			for (i = 0; i < R->pref.n; i++)
+				pf_put16(p + 12 + 4 * i + 2, R->pref.prob[i]);
+	}
+	/* what only the other twins had */
+	for (i = 0; i < ne; i++)
+		if (es[i].kept == NULL &&
+		    append_ext(&R->mb, es[i].data, es[i].len) == NULL)
+			goto oom;
+	for (i = 0; i < nv; i++) {
+		if (vs[i].in_kept)
+			continue;
+		if ((p = append_ext(&R->mb, vs[i].data, vs[i].len)) == NULL)
+			goto oom;
+		pf_putf32(p + 16, (float)(vs[i].sum / vs[i].weight));
+	}
+	if (policy && pol_member > 0) {
+		if ((p = append_ext(&R->mb, pol_data, (uint32_t)(12 +
+		    4 * R->pref.n))) == NULL)
+			goto oom;
+		/* only the fields the policy defines: the length says so */
+		pf_put32(p - 4, (uint32_t)(12 + 4 * R->pref.n));
+		for (i = 0; i < R->pref.n; i++)
+			pf_put16(p + 12 + 4 * i + 2, R->pref.prob[i]);
+	}
+	mg.count = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
+	mg.wins = wins > UINT32_MAX ? UINT32_MAX : (uint32_t)wins;
+	mg.draws = draws > UINT32_MAX ? UINT32_MAX : (uint32_t)draws;
+	mg.losses = losses > UINT32_MAX ? UINT32_MAX : (uint32_t)losses;
+	if (pf_merge_encode(&mg, &R->mb) == -1)
+		goto oom;
+	*out = kept;
+	out->ext = R->mb.data;
+	out->ext_len = (uint32_t)R->mb.len;
+	return 0;
 oom:
 	pf_warn("out of memory");
+	return -1;
+}
+
+/* ---- pass 2: load, deduplicate, shuffle, write ------------------------ */
+
+static uint64_t
+pow2_at_least(uint64_t n)
+{
+	uint64_t p = 16;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/* Slots of the twin table (u32) and of the across set (u64). */
+static uint64_t
+twin_slots(uint64_t n)
+{
+	return pow2_at_least(n * 2);
+}
+
+static uint64_t
+set_slots(uint64_t n)
+{
+	return pow2_at_least(n + n / 3 + 1);
+}
+
+/* The memory a file takes loaded: the records, their offsets, and with
+   --dedup their keys and the twin table (and the twin chains and the
+   order of the kept ones for merge).  UINT64_MAX: too many records for
+   32-bit indices. */
+static uint64_t
+need_load(const struct run *R, const struct tmpfile *t)
+{
+	uint64_t n = t->count, need;
+
+	if (n == 0)
+		return 0;
+	if (n >= UINT32_MAX - 1)
+		return UINT64_MAX;
+	need = t->bytes + 8 * n;
+	if (R->o->dedup != DEDUP_NONE)
+		need += 8 * n + 4 * twin_slots(n);
+	if (R->o->dedup == DEDUP_MERGE)
+		need += 8 * n;
+	return need;
+}
+
+static int
+set_add(struct run *R, uint64_t k)
+{
+	uint64_t i = (k ^ (k >> 29)) & R->set_mask;
+
+	while (R->set[i] != 0) {
+		if (R->set[i] == k)
+			return 0;
+		i = (i + 1) & R->set_mask;
+	}
+	R->set[i] = k;
+	return 1;
+}
+
+static int
+set_has(const struct run *R, uint64_t k)
+{
+	uint64_t i = (k ^ (k >> 29)) & R->set_mask;
+
+	while (R->set[i] != 0) {
+		if (R->set[i] == k)
+			return 1;
+		i = (i + 1) & R->set_mask;
+	}
+	return 0;
+}
+
+/*
+ * p with room for n elements of size sz, its contents not kept.  The
+ * buffers of pass 2 are kept from file to file, so that each file does
+ * not pay for fresh pages: they are allocated for up to twice n, but no
+ * more than most (what the memory allows), since only the pages a file
+ * uses become resident.  NULL (p freed) when out of memory.
+ */
+static void *
+reserve(void *p, uint64_t *cap, uint64_t n, uint64_t most, size_t sz)
+{
+	uint64_t want = n * 2 < most ? n * 2 : most;
+
+	if (n <= *cap)
+		return p;
+	if (want < n)
+		want = n;
+	free(p);
+	*cap = 0;
+	if (want > SIZE_MAX / sz || (p = malloc((size_t)want * sz)) ==
+	    NULL) {
+		pf_warn("out of memory");
+		return NULL;
+	}
+	*cap = want;
+	return p;
+}
+
+/* Read a whole temporary file into R->arena; 0 / -1. */
+static int
+load_tmp(struct run *R, const char *path, const struct tmpfile *t)
+{
+	struct stat sb;
+	uint64_t got = 0;
+	ssize_t n;
+	int fd;
+
+	if ((R->arena = reserve(R->arena, &R->arena_cap, t->bytes,
+	    R->budget, 1)) == NULL)
+		return -1;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &sb) == -1) {
+		pf_warn("%s", path);
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	if ((uint64_t)sb.st_size != t->bytes) {
+		pf_warnx("%s: damaged temporary file", path);
+		close(fd);
+		return -1;
+	}
+	while (got < t->bytes) {
+		size_t ask = t->bytes - got > (1u << 30) ? (1u << 30) :
+		    (size_t)(t->bytes - got);
+
+		if ((n = read(fd, R->arena + got, ask)) == -1) {
+			if (errno == EINTR)
+				continue;
+			pf_warn("%s", path);
+			close(fd);
+			return -1;
+		}
+		if (n == 0) {
+			pf_warnx("%s: damaged temporary file", path);
+			close(fd);
+			return -1;
+		}
+		got += (uint64_t)n;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * Load one split's file of a group, drop the records whose position the
+ * first split has (filter), note the positions (build_set), drop or
+ * chain twins, shuffle and append to the shards.
+ */
+static int
+do_file(struct run *R, struct out *O, const char *path,
+    const struct tmpfile *t, uint64_t id, int build_set, int filter)
+{
+	const struct opts *o = R->o;
+	int dedup = o->dedup, merge = o->dedup == DEDUP_MERGE;
+	uint8_t *arena;
+	uint64_t *off, *key = NULL, pos, st, i, j, n, nkeep, mask = 0, most;
+	uint32_t *table = NULL, *next = NULL, *order = NULL, *slot;
+	pf_record rec;
+
+	if (t->count == 0)
+		return 0;
+	most = R->budget / PF_CORE_SIZE;
+	if (load_tmp(R, path, t) == -1 || (R->off = reserve(R->off,
+	    &R->off_cap, t->count, most, sizeof(*R->off))) == NULL)
+		return -1;
+	arena = R->arena;
+	off = R->off;
+	if (dedup) {
+		mask = twin_slots(t->count) - 1;
+		if ((key = R->key = reserve(R->key, &R->key_cap, t->count,
+		    most, sizeof(*key))) == NULL || (table = R->table =
+		    reserve(R->table, &R->table_cap, mask + 1,
+		    twin_slots(most), sizeof(*table))) == NULL)
+			return -1;
+		memset(table, 0, (mask + 1) * sizeof(*table));
+	}
+	if (merge && ((next = R->next = reserve(R->next, &R->next_cap,
+	    t->count, most, sizeof(*next))) == NULL || (order = R->order =
+	    reserve(R->order, &R->order_cap, t->count, most,
+	    sizeof(*order))) == NULL))
+		return -1;
+
+	/* index the records in input order: the first of twins stays */
+	n = nkeep = 0;
+	for (pos = 0, i = 0; i < t->count; i++) {
+		uint32_t len;
+		uint64_t k = 0;
+
+		if (t->bytes - pos < PF_CORE_SIZE ||
+		    (len = pf_get32(arena + pos)) < PF_CORE_SIZE ||
+		    len > t->bytes - pos) {
+			pf_warnx("%s: damaged temporary file", path);
+			return -1;
+		}
+		if (R->hashed)
+			k = pos_key(R, arena + pos + 4);
+		if (build_set)
+			set_add(R, k);
+		if (filter && set_has(R, k)) {
+			O->across++;
+			pos += len;
+			continue;
+		}
+		if (dedup) {
+			uint64_t h = (k ^ (k >> 29)) & mask;
+
+			for (slot = &table[h]; *slot != 0;
+			    slot = &table[h = (h + 1) & mask]) {
+				j = *slot - 1;
+				if (key[j] == k && memcmp(arena + off[j] + 4,
+				    arena + pos + 4, POS_KEY_LEN) == 0)
+					break;
+			}
+			if (*slot != 0) {
+				O->dropped++;
+				if (merge) {
+					/* after the first: reversed below */
+					j = *slot - 1;
+					if (next[j] == NO_LINK)
+						O->merged++;
+					off[n] = pos;
+					key[n] = k;
+					next[n] = next[j];
+					next[j] = (uint32_t)n;
+					n++;
+				}
+				pos += len;
+				continue;
+			}
+			*slot = (uint32_t)(n + 1);
+			key[n] = k;
+		}
+		if (merge) {
+			next[n] = NO_LINK;
+			order[nkeep] = (uint32_t)n;
+		}
+		off[n++] = pos;
+		nkeep++;
+		pos += len;
+	}
+	if (pos != t->bytes) {
+		pf_warnx("%s: damaged temporary file", path);
+		return -1;
+	}
+	R->loaded += t->count;
+	R->loaded_bytes += t->bytes;
+
+	st = mix64(o->seed, (uint64_t)O->split, id, 0x53485546ull);
+	if (merge)
+		for (i = nkeep; i > 1; i--) {
+			uint32_t tmp;
+
+			j = below(&st, i);
+			tmp = order[i - 1];
+			order[i - 1] = order[j];
+			order[j] = tmp;
+		}
+	else
+		for (i = nkeep; i > 1; i--) {
+			uint64_t tmp;
+
+			j = below(&st, i);
+			tmp = off[i - 1];
+			off[i - 1] = off[j];
+			off[j] = tmp;
+		}
+	for (i = 0; i < nkeep; i++) {
+		const uint8_t *p;
+
+		/* the records are read in random order: ask for them early */
+		if (i + 8 < nkeep) {
+			p = arena + off[merge ? order[i + 8] : i + 8];
+			__builtin_prefetch(p);
+			__builtin_prefetch(p + 64);
+		}
+		if (merge && next[order[i]] != NO_LINK) {
+			uint32_t head = order[i], *mem;
+			size_t nm = 0, a, b;
+
+			for (j = head; j != NO_LINK; j = next[j]) {
+				if (nm == R->members_cap) {
+					size_t c = nm ? nm * 2 : 64;
+
+					if ((mem = realloc(R->members, c *
+					    sizeof(*mem))) == NULL) {
+						pf_warn("out of memory");
+						return -1;
+					}
+					R->members = mem;
+					R->members_cap = c;
+				}
+				R->members[nm++] = (uint32_t)j;
+			}
+			/* head, then the others in input order */
+			for (a = 1, b = nm - 1; a < b; a++, b--) {
+				uint32_t tmp = R->members[a];
+
+				R->members[a] = R->members[b];
+				R->members[b] = tmp;
+			}
+			if (merge_twins(R, arena, off, R->members, nm,
+			    &rec) == -1)
+				return -1;
+		} else
+			rec_view(arena + off[merge ? order[i] : i], &rec);
+		if (shard_put(R, O, &rec) == -1)
+			return -1;
+		if ((i & 0xfff) == 0xfff)
+			progress(R, 2, 0);
+	}
+	unlink(path);
+	return 0;
+}
+
+static int do_group(struct run *R, struct out *outs, int s0, int s1,
+    int level, uint64_t id, const struct tmpfile *tf);
+
+/*
+ * Scatter every file of a group too large to load into nsub sub-buckets
+ * (by position when positions are compared, so that sub-group i of every
+ * split holds the same positions), then do each sub-group.
+ */
+static int
+rescatter_group(struct run *R, struct out *outs, int s0, int s1,
+    int level, uint64_t id, const struct tmpfile *tf, uint64_t need)
+{
+	const struct opts *o = R->o;
+	uint64_t nsub = need / R->budget + 2, i;
+	struct tmpfile (*sub)[MAX_BUCKETS] = NULL, one[MAX_SPLITS];
+	struct bucket *w = NULL;
+	struct tmpreader tr;
+	char path[PATH_MAX];
+	const uint8_t *p;
+	uint32_t len;
+	size_t cap;
+	int s, rv, ret = -1;
+
+	if (nsub > MAX_BUCKETS)
+		nsub = MAX_BUCKETS;
+	cap = (size_t)(o->memory / 4 / nsub);
+	if (cap > R->block_size)
+		cap = R->block_size;
+	if (cap < 4096)
+		cap = 4096;
+	if ((sub = calloc(MAX_SPLITS, sizeof(*sub))) == NULL ||
+	    (w = calloc(nsub, sizeof(*w))) == NULL) {
+		pf_warn("out of memory");
+		goto out;
+	}
+	for (i = 0; i < nsub; i++)
+		w[i].fd = -1;
+	for (s = s0; s < s1; s++) {
+		uint64_t k, idx = 0;
+
+		if (tf[s].count == 0)
+			continue;
+		for (i = 0; i < nsub; i++)
+			/* unique per level: i + 1 is 1 .. MAX_BUCKETS */
+			bucket_init(&w[i], s, level + 1, id *
+			    (MAX_BUCKETS + 1) + i + 1, cap);
+		bucket_path(path, sizeof(path), o->dir, s, level, id);
+		if (tmpreader_open(&tr, path, &tf[s], READ_CHUNK <
+		    o->memory / 4 ? READ_CHUNK : (size_t)(o->memory / 4)) ==
+		    -1) {
+			tmpreader_close(&tr);
+			goto out;
+		}
+		while ((rv = tmpreader_next(&tr, &p, &len)) == 1) {
+			k = R->hashed ? remix(pos_key(R, p + 4),
+			    (uint64_t)level + 1) :
+			    mix64(idx, (uint64_t)level, id, o->seed);
+			idx++;
+			if (bucket_put(R, &w[fastrange(k, nsub)], NULL, p,
+			    len) == -1) {
+				rv = -1;
+				break;
+			}
+		}
+		tmpreader_close(&tr);
+		if (rv == -1)
+			goto out;
+		for (i = 0; i < nsub; i++)
+			if (bucket_finish(R, &w[i], &sub[s][i]) == -1)
+				goto out;
+		unlink(path);
+	}
+	free(w);
+	w = NULL;
+	for (i = 0; i < nsub; i++) {
+		memset(one, 0, sizeof(one));
+		for (s = s0; s < s1; s++)
+			one[s] = sub[s][i];
+		if (do_group(R, outs, s0, s1, level + 1, id *
+		    (MAX_BUCKETS + 1) + i + 1, one) == -1)
+			goto out;
+	}
+	ret = 0;
 out:
-	pf_reader_free(r);
-	free(arena);
-	free(it);
-	free(set);
+	if (w != NULL)
+		for (i = 0; i < nsub; i++)
+			bucket_free(&w[i]);
+	free(w);
+	free(sub);
 	return ret;
+}
+
+/*
+ * Do bucket id of splits s0 .. s1-1 (one split, or with --dedup-across
+ * all of them): re-scattered first when it does not fit in the memory
+ * (with the first split's position set when there are others).
+ */
+static int
+do_group(struct run *R, struct out *outs, int s0, int s1, int level,
+    uint64_t id, const struct tmpfile *tf)
+{
+	const struct opts *o = R->o;
+	int multi = s1 - s0 > 1, s;
+	uint64_t need = 0, nrec = 0, setb = 0, x;
+	char path[PATH_MAX];
+
+	if (multi && tf[s0].count > 0)
+		setb = 8 * set_slots(tf[s0].count);
+	for (s = s0; s < s1; s++) {
+		x = need_load(R, &tf[s]);
+		if (x > need)
+			need = x;
+		nrec += tf[s].count;
+	}
+	if (nrec == 0)
+		return 0;
+	if (need != UINT64_MAX)
+		need += setb;
+	if (need > R->budget && level < MAX_LEVEL && nrec > 1)
+		return rescatter_group(R, outs, s0, s1, level, id, tf,
+		    need == UINT64_MAX ? R->budget * MAX_BUCKETS : need);
+	if (need == UINT64_MAX) {
+		pf_warnx("%s: a bucket of over 2^32 records",
+		    o->dir);
+		return -1;
+	}
+	if (setb > 0) {
+		R->set_mask = setb / 8 - 1;
+		if ((R->set = calloc(setb / 8, sizeof(*R->set))) == NULL) {
+			pf_warn("out of memory");
+			return -1;
+		}
+	}
+	for (s = s0; s < s1; s++) {
+		bucket_path(path, sizeof(path), o->dir, s, level, id);
+		if (do_file(R, &outs[s], path, &tf[s], id, multi && s == s0 &&
+		    R->set != NULL, multi && s > s0 && R->set != NULL) == -1) {
+			free(R->set);
+			R->set = NULL;
+			return -1;
+		}
+	}
+	free(R->set);
+	R->set = NULL;
+	return 0;
 }
 
 /* ---- manifest and verify ---------------------------------------------- */
 
 static int
-write_manifest(struct run *R, int argc, char **argv, int oargc,
-    char **oargv)
+write_manifest(struct run *R, const struct out *outs, int argc,
+    char **argv, int oargc, char **oargv)
 {
 	const struct opts *o = R->o;
 	char tmp[PATH_MAX], final[PATH_MAX];
@@ -928,12 +1878,13 @@ write_manifest(struct run *R, int argc, char **argv, int oargc,
 		return -1;
 	}
 	cmd[0] = '\0';
-	for (int k = 0; k < oargc; k++)
-		len += (size_t)snprintf(cmd + len, len < sizeof(cmd) ?
-		    sizeof(cmd) - len : 0, "%s%s", k ? " " : "", oargv[k]);
+	for (int k = 0; k < oargc && len < sizeof(cmd); k++)
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s",
+		    k ? " " : "", oargv[k]);
 	fprintf(fp, "{\"format\":\"posflow\",\"version\":1,\"seed\":%" PRIu64
-	    ",\"dedup\":%s,\"splits\":{", o->seed, o->dedup ? "true" :
-	    "false");
+	    ",\"dedup\":%s,\"dedup_mode\":\"%s\",\"dedup_across\":%s,"
+	    "\"splits\":{", o->seed, o->dedup ? "true" : "false",
+	    dedup_names[o->dedup], o->across ? "true" : "false");
 	for (int s = 0; s < o->nsplits; s++) {
 		if (s)
 			putc(',', fp);
@@ -950,7 +1901,18 @@ write_manifest(struct run *R, int argc, char **argv, int oargc,
 		json_string(fp, "-");
 	fputs("],\"command\":", fp);
 	json_string(fp, cmd);
-	fputs(",\"shards\":[", fp);
+	fprintf(fp, ",\"records_in\":%" PRIu64 ",\"counts\":{", R->seq);
+	for (int s = 0; s < o->nsplits; s++) {
+		if (s)
+			putc(',', fp);
+		json_string(fp, o->split_name[s]);
+		fprintf(fp, ":{\"in\":%" PRIu64 ",\"out\":%" PRIu64
+		    ",\"duplicates\":%" PRIu64 ",\"merged\":%" PRIu64
+		    ",\"across\":%" PRIu64 "}", R->split_in[s],
+		    outs[s].records, outs[s].dropped, outs[s].merged,
+		    outs[s].across);
+	}
+	fputs("},\"shards\":[", fp);
 	for (i = 0; i < R->nshards; i++) {
 		struct shardinfo *si = &R->shards[i];
 
@@ -1088,10 +2050,11 @@ verify(const char *dir)
 		fclose(mem);
 	}
 	fclose(fp);
-	if ((p = strstr(text, "\"shards\"")) == NULL ||
-	    (p = strchr(p, '[')) == NULL)
+	/* "shards":[ is nowhere else: a split named shards is a key of an
+	   object, and quotes in strings are escaped */
+	if ((p = strstr(text, "\"shards\":[")) == NULL)
 		goto bad;
-	p++;
+	p += 10;
 	for (;;) {
 		p += strspn(p, " \t\r\n,");
 		if (*p == ']')
@@ -1161,39 +2124,6 @@ bad:
 	return PF_EXIT_DATA;
 }
 
-/* ---- the run ---------------------------------------------------------- */
-
-/* Bytes the inputs will take as temporary records: their sizes when known
-   (compressed ones taken as 4x), else 0 (one bucket, re-scattered when it
-   grows past the budget). */
-static uint64_t
-estimate_bytes(int argc, char **argv)
-{
-	uint64_t total = 0;
-	struct stat sb;
-	unsigned char m[4];
-
-	for (int i = 0; i < argc; i++) {
-		FILE *fp;
-		int comp = 0;
-
-		if (strcmp(argv[i], "-") == 0 || stat(argv[i], &sb) == -1 ||
-		    !S_ISREG(sb.st_mode))
-			continue;
-		if ((fp = fopen(argv[i], "rb")) != NULL) {
-			if (fread(m, 1, 4, fp) == 4 && ((m[0] == 0x28 &&
-			    m[1] == 0xB5) || (m[0] == 0x1F && m[1] == 0x8B)))
-				comp = 1;
-			fclose(fp);
-		}
-		total += (uint64_t)sb.st_size * (comp ? 4 : 1);
-	}
-	/* the private extension and the index: up to 88 bytes a record of
-	   48 or more, about 50 % of typical records; too many buckets cost
-	   little, too few a second scatter */
-	return total * 2;
-}
-
 static int
 prepare_dir(const struct opts *o, int argc, char **argv)
 {
@@ -1229,54 +2159,121 @@ prepare_dir(const struct opts *o, int argc, char **argv)
 	return 0;
 }
 
+/* ---- the run ---------------------------------------------------------- */
+
+/*
+ * Bytes the inputs will take loaded in pass 2: their sizes when known
+ * (compressed ones taken as 4x), with the index (8 bytes a record of 48 or
+ * more; with --dedup 16 to 24 more, with merge 8 more), else 0 (one
+ * bucket, re-scattered when it grows past the budget).  Too many buckets
+ * cost little, too few a second scatter.  *known: every input's size is
+ * known (for the ETA), *total their bytes.
+ */
+static uint64_t
+estimate_bytes(const struct opts *o, int argc, char **argv, int *known,
+    uint64_t *total)
+{
+	uint64_t sum = 0;
+	struct stat sb;
+	unsigned char m[4];
+	double factor = 1.2;
+
+	*known = 1;
+	*total = 0;
+	if (argc == 0) {
+		/* a file on standard input: its size, read where it is */
+		if (fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode)) {
+			*total = (uint64_t)sb.st_size;
+			sum = *total;
+			if (pread(STDIN_FILENO, m, 4, 0) == 4 &&
+			    ((m[0] == 0x28 && m[1] == 0xB5) ||
+			    (m[0] == 0x1F && m[1] == 0x8B)))
+				sum *= 4;
+		} else
+			*known = 0;
+	}
+	for (int i = 0; i < argc; i++) {
+		FILE *fp;
+		int comp = 0;
+
+		if (strcmp(argv[i], "-") == 0 || stat(argv[i], &sb) == -1 ||
+		    !S_ISREG(sb.st_mode)) {
+			*known = 0;
+			continue;
+		}
+		*total += (uint64_t)sb.st_size;
+		if ((fp = fopen(argv[i], "rb")) != NULL) {
+			if (fread(m, 1, 4, fp) == 4 && ((m[0] == 0x28 &&
+			    m[1] == 0xB5) || (m[0] == 0x1F && m[1] == 0x8B)))
+				comp = 1;
+			fclose(fp);
+		}
+		sum += (uint64_t)sb.st_size * (comp ? 4 : 1);
+	}
+	if (o->dedup != DEDUP_NONE)
+		factor += 0.75;
+	if (o->dedup == DEDUP_MERGE)
+		factor += 0.2;
+	return (uint64_t)((double)sum * factor);
+}
+
 static int
 run(struct run *R, int argc, char **argv)
 {
 	const struct opts *o = R->o;
 	uint64_t est;
-	char path[PATH_MAX];
-	int s, b, total = 0, i;
+	int s, b, total = 0, i, maxb = 0;
 
 	R->budget = o->memory / 2;
-	est = estimate_bytes(argc, argv);
+	R->hashed = o->dedup != DEDUP_NONE || (o->across && o->nsplits > 1);
+	R->hseed = XXH64(&o->seed, sizeof(o->seed), 0x504F534B4559ull);
+	R->kseed = XXH64(&o->seed, sizeof(o->seed), 0x5345514B4559ull);
+	R->cur_fd = -1;
+	est = estimate_bytes(o, argc, argv, &R->in_known, &R->in_total);
 	for (s = 0; s < o->nsplits; s++) {
-		uint64_t e = (uint64_t)((double)est * o->split_frac[s]);
+		/* with --dedup-across the first split's position set: up to
+		   21 bytes a record beside its 48 or more */
+		uint64_t e = (uint64_t)((double)est * o->split_frac[s] *
+		    (o->across ? 1.4 : 1));
 		uint64_t n = e / R->budget + 1;
 
 		R->nbuckets[s] = n > MAX_BUCKETS ? MAX_BUCKETS : (int)n;
+		if (R->nbuckets[s] > maxb)
+			maxb = R->nbuckets[s];
+	}
+	/* --dedup-across: bucket b of every split holds the same positions */
+	for (s = 0; s < o->nsplits; s++) {
+		if (o->across && o->nsplits > 1)
+			R->nbuckets[s] = maxb;
 		total += R->nbuckets[s];
 	}
-	/* every open bucket buffers one block: keep them within a quarter
-	   of the budget */
+	/* every bucket buffers its writes: keep them within a quarter of
+	   the memory */
 	R->block_size = (size_t)(o->memory / 4 / (uint64_t)total);
 	if (R->block_size > PF_BLOCK_TARGET)
 		R->block_size = PF_BLOCK_TARGET;
 	if (R->block_size < 4096)
 		R->block_size = 4096;
-	for (s = 0; s < o->nsplits; s++)
-		for (b = 0; b < R->nbuckets[s]; b++) {
-			bucket_path(path, sizeof(path), o->dir, s, 0,
-			    (uint64_t)b);
-			if (tmp_writer(R, path, &R->bfd[s][b], &R->bw[s][b]) ==
-			    -1)
-				return -1;
+	for (s = 0; s < o->nsplits; s++) {
+		R->bk[s] = calloc((size_t)R->nbuckets[s], sizeof(*R->bk[s]));
+		R->tf[s] = calloc((size_t)R->nbuckets[s], sizeof(*R->tf[s]));
+		if (R->bk[s] == NULL || R->tf[s] == NULL) {
+			pf_warn("out of memory");
+			return -1;
 		}
-	R->progress = isatty(STDERR_FILENO);
-	R->start = R->last = now();
+		for (b = 0; b < R->nbuckets[s]; b++)
+			bucket_init(&R->bk[s][b], s, 0, (uint64_t)b,
+			    R->block_size);
+	}
+	phase_start(R);
 	for (i = 0; i == 0 || i < argc; i++)
 		if (scatter_file(R, argc ? argv[i] : "-") == -1)
 			return -1;
-	progress(R, 1, 1);
 	for (s = 0; s < o->nsplits; s++)
-		for (b = 0; b < R->nbuckets[s]; b++) {
-			if (pf_writer_close(R->bw[s][b]) == -1) {
-				pf_warnx("%s", pf_writer_error(R->bw[s][b]));
+		for (b = 0; b < R->nbuckets[s]; b++)
+			if (bucket_finish(R, &R->bk[s][b], &R->tf[s][b]) == -1)
 				return -1;
-			}
-			pf_writer_free(R->bw[s][b]);
-			R->bw[s][b] = NULL;
-			close(R->bfd[s][b]);
-		}
+	progress(R, 1, 1);
 	return 0;
 }
 
@@ -1284,9 +2281,10 @@ static int
 write_splits(struct run *R, struct out *outs)
 {
 	const struct opts *o = R->o;
-	char path[PATH_MAX];
+	struct tmpfile one[MAX_SPLITS];
 	int s, b;
 
+	phase_start(R);
 	for (s = 0; s < o->nsplits; s++) {
 		struct out *O = &outs[s];
 
@@ -1301,22 +2299,78 @@ write_splits(struct run *R, struct out *outs)
 			O->target = 1000000;
 		if (O->target == 0)
 			O->target = 1;
-		for (b = 0; b < R->nbuckets[s]; b++) {
-			bucket_path(path, sizeof(path), o->dir, s, 0,
-			    (uint64_t)b);
-			if (shuffle_bucket(R, O, path, R->bbytes[s][b],
-			    R->bcount[s][b], (uint64_t)b, 0) == -1)
+	}
+	if (o->across && o->nsplits > 1) {
+		for (b = 0; b < R->nbuckets[0]; b++) {
+			for (s = 0; s < o->nsplits; s++)
+				one[s] = R->tf[s][b];
+			if (do_group(R, outs, 0, o->nsplits, 0, (uint64_t)b,
+			    one) == -1)
 				return -1;
 		}
-		if (shard_close(R, O) == -1)
-			return -1;
-	}
+		for (s = 0; s < o->nsplits; s++)
+			if (shard_close(R, &outs[s]) == -1)
+				return -1;
+	} else
+		for (s = 0; s < o->nsplits; s++) {
+			for (b = 0; b < R->nbuckets[s]; b++) {
+				memset(one, 0, sizeof(one));
+				one[s] = R->tf[s][b];
+				if (do_group(R, outs, s, s + 1, 0, (uint64_t)b,
+				    one) == -1)
+					return -1;
+			}
+			if (shard_close(R, &outs[s]) == -1)
+				return -1;
+		}
 	progress(R, 2, 1);
 	if (fsync_dir(o->dir) == -1) {
 		pf_warn("%s", o->dir);
 		return -1;
 	}
 	return 0;
+}
+
+/* The summary line: records in and out per split, the twins dropped or
+   merged, the positions of the first split dropped from the others. */
+static void
+summary(const struct run *R, const struct out *outs)
+{
+	const struct opts *o = R->o;
+	char line[2048], across[1024], extra[1200];
+	size_t n = 0, na = 0;
+	uint64_t out_total = 0, dropped = 0, merged = 0, nacross = 0;
+
+	for (int s = 0; s < o->nsplits; s++) {
+		n += (size_t)snprintf(line + n, n < sizeof(line) ?
+		    sizeof(line) - n : 0, "%s%s %" PRIu64, s ? ", " : "",
+		    o->split_name[s], outs[s].records);
+		out_total += outs[s].records;
+		dropped += outs[s].dropped;
+		merged += outs[s].merged;
+		nacross += outs[s].across;
+		if (s > 0)
+			na += (size_t)snprintf(across + na, na <
+			    sizeof(across) ? sizeof(across) - na : 0,
+			    "%s%s %" PRIu64, s > 1 ? ", " : "",
+			    o->split_name[s], outs[s].across);
+	}
+	if (o->across)
+		snprintf(extra, sizeof(extra), "; %" PRIu64 " positions of %s "
+		    "dropped (%s)", nacross, o->split_name[0], o->nsplits > 1 ?
+		    across : "no other split");
+	else
+		extra[0] = '\0';
+	if (o->dedup == DEDUP_MERGE)
+		pf_warnx("%" PRIu64 " records in, %" PRIu64 " out (%s); %"
+		    PRIu64 " duplicates merged into %" PRIu64 " records%s; "
+		    "%zu shards written to %s", R->seq, out_total, line,
+		    dropped, merged, extra, R->nshards, o->dir);
+	else
+		pf_warnx("%" PRIu64 " records in, %" PRIu64 " out (%s); %"
+		    PRIu64 " duplicates dropped%s; %zu shards written to %s",
+		    R->seq, out_total, line, dropped, extra, R->nshards,
+		    o->dir);
 }
 
 int
@@ -1327,7 +2381,6 @@ main(int argc, char **argv)
 	struct out outs[MAX_SPLITS];
 	int r, status = PF_EXIT_DATA, oargc = argc, s;
 	char **oargv = argv;
-	uint64_t out_total = 0, dropped = 0;
 
 	pf_prog_init(argv);
 	memset(outs, 0, sizeof(outs));
@@ -1342,6 +2395,8 @@ main(int argc, char **argv)
 		goto out;
 	}
 	R->o = &o;
+	R->tty = isatty(STDERR_FILENO);
+	R->progress = o.progress || R->tty;
 	/* A missing input would make a shard set that looks complete and
 	   is not: refuse before touching the directory. */
 	for (int i = 0; i < argc; i++)
@@ -1354,32 +2409,18 @@ main(int argc, char **argv)
 	if (prepare_dir(&o, argc, argv) == -1 || run(R, argc, argv) == -1 ||
 	    write_splits(R, outs) == -1)
 		goto out;
-	if (write_manifest(R, argc, argv, oargc, oargv) == -1)
+	if (write_manifest(R, outs, argc, argv, oargc, oargv) == -1)
 		goto out;
 	status = R->status;
-	{
-		char line[2048];
-		size_t n = 0;
-
-		for (s = 0; s < o.nsplits; s++) {
-			n += (size_t)snprintf(line + n, n < sizeof(line) ?
-			    sizeof(line) - n : 0, "%s%s %" PRIu64,
-			    s ? ", " : "", o.split_name[s], outs[s].records);
-			out_total += outs[s].records;
-			dropped += outs[s].dropped;
-		}
-		pf_warnx("%" PRIu64 " records in, %" PRIu64 " out (%s); %"
-		    PRIu64 " duplicates dropped; %zu shards written to %s",
-		    R->seq, out_total, line, dropped, R->nshards, o.dir);
-	}
+	summary(R, outs);
 out:
 	if (R != NULL) {
 		for (s = 0; s < MAX_SPLITS; s++) {
-			for (int b = 0; b < MAX_BUCKETS; b++)
-				if (R->bw[s][b] != NULL) {
-					pf_writer_free(R->bw[s][b]);
-					close(R->bfd[s][b]);
-				}
+			if (R->bk[s] != NULL)
+				for (int b = 0; b < R->nbuckets[s]; b++)
+					bucket_free(&R->bk[s][b]);
+			free(R->bk[s]);
+			free(R->tf[s]);
 			if (outs[s].w != NULL) {
 				pf_writer_free(outs[s].w);
 				close(outs[s].fd);
@@ -1388,7 +2429,16 @@ out:
 		for (size_t i = 0; i < R->nshards; i++)
 			free(R->shards[i].file);
 		free(R->shards);
-		free(R->ext);
+		free(R->scratch);
+		free(R->set);
+		free(R->members);
+		free(R->arena);
+		free(R->off);
+		free(R->key);
+		free(R->table);
+		free(R->next);
+		free(R->order);
+		pf_extbuf_free(&R->mb);
 		free(R);
 	}
 	if (o.verify == NULL)

@@ -1,10 +1,13 @@
 #!/usr/bin/env bats
 # shard: no game in two splits, the output a permutation of the input,
 # reproducible from the seed, memory far below the input, --dedup keeps the
-# first of each position per split, shard sizes, --verify catches a flipped
-# byte, a killed run never leaves a manifest and a rerun completes, a
-# complete directory is refused without -f; progress on a terminal only;
-# empty, concatenated and damaged input; the usage table.
+# first of each position per split, --dedup merge merges the twins' targets,
+# evaluations and results into it, --dedup-across drops from the other
+# splits exactly the positions of the first, shard sizes, --verify catches
+# a flipped byte, a killed run never leaves a manifest and a rerun
+# completes, a complete directory is refused without -f; progress on a
+# terminal or with --progress; empty, concatenated and damaged input; the
+# usage table.
 
 load helper
 
@@ -121,6 +124,15 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	# and independent of the input: 4 times the input, not 1 MB more
 	[ "$big" -lt $((small + 1024)) ] || fail "$small KiB, then $big KiB"
 	cmp <(keys g8.pos) <(keys s8/*.pos.zst)
+	# merging twins and keeping a position set for --dedup-across too
+	small=$(max_rss shard -o m2 --memory 1M --dedup merge --dedup-across \
+	    --split train=0.9,val=0.1 g2.pos)
+	big=$(max_rss shard -o m8 --memory 1M --dedup merge --dedup-across \
+	    --split train=0.9,val=0.1 g8.pos)
+	[ "$big" -lt $((1024 + 12 * 1024)) ] || fail "merge: max RSS $big KiB"
+	[ "$big" -lt $((small + 1024)) ] || fail "merge: $small KiB, then $big KiB"
+	[ "$(jq '[.shards[].records] | add' m8/manifest.json)" -eq \
+	    "$(jq '[.shards[].records] | add' m2/manifest.json)" ]
 }
 
 @test "--shards n: n shards per split of even size" {
@@ -157,6 +169,134 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	# without --dedup every record stays
 	shard -o g --seed 1 f.pos 2>/dev/null
 	[ "$(posdump -c g/train-00000.pos.zst | cut -d' ' -f1)" -eq 4 ]
+}
+
+# Payloads for mkrec's ext=: a value target (tanh, lambda 1) and a
+# policy over e2e4 (e2 12, e4 28: 0x070c) and d2d4 (0x06cb), f32 and u16
+# little-endian.  0.5 = 3f000000, 0.25 = 3e800000, 1 = 3f800000,
+# -0.5 = bf000000.
+value() {	# method target-hex
+	printf '0%s''000000''00000000''00000000''0000803f''%s' "$1" "$2"
+}
+policy() {	# move:quanta-hex ...
+	local out=01000200''0000000000000000 m
+	for m in "$@"; do
+		case ${m%%:*} in
+		e2e4) out+=0c07 ;;
+		d2d4) out+=cb06 ;;
+		esac
+		out+=${m#*:}
+	done
+	printf '%s' "$out"
+}
+
+@test "--dedup merge: one record per position, the twins' targets averaged, the deepest evaluations, the twins counted" {
+	# four twins of the start position (games 1 to 4) and a position of
+	# its own; policies 49151/16384 and (in another order) 32767/32768
+	"$MKREC" > m.pos <<-EOF
+	startpos game=1 ply=0 result=1-0 move=e2e4 eval=cp:10@depth:5 ext=6:$(value 1 0000003f) ext=5:$(policy e2e4:ffbf d2d4:0040)
+	startpos game=2 ply=0 result=0-1 move=d2d4 eval=cp:30@depth:12 eval=cp:-5@depth:3 ext=6:$(value 1 0000803e) ext=6:$(value 2 000000bf) ext=5:$(policy d2d4:0080 e2e4:ff7f)
+	startpos game=3 ply=0 result=1/2-1/2 eval=cp:20@nodes:1000 ext=6:$(value 1 0000803f)
+	startpos game=4 ply=0
+	rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1 game=1 ply=1 result=1-0 eval=cp:-30@depth:12 ext=6:$(value 1 0000003f)
+	EOF
+	run shard -o m --dedup merge --seed 3 m.pos
+	assert_success
+	assert_output "shard: 5 records in, 2 out (train 2); 3 duplicates merged into 1 records; 1 shards written to m"
+	posdump -j m/train-00000.pos.zst > m.json
+	# the kept record is the first in input order, its core unchanged
+	run jq -r 'select(.ply == 0) | [.game, .move, .result] | join(" ")' m.json
+	assert_output "0000000000000001 e2e4 1-0"
+	# value targets: tanh averaged over the three twins that have one
+	# (0.5, 0.25, 1), the logistic one only game 2 has added as it is
+	run jq -r 'select(.ply == 0) | .exts[] | select(.type == "value") | "\(.method) \(.target * 1e6 | round)"' m.json
+	assert_output "$(printf 'tanh 583333\nlogistic -500000')"
+	# per limit kind the deepest evaluation: depth 12 (game 2) in place
+	# of depth 5, and the nodes one of game 3 added; depth 3 dropped
+	run jq -r 'select(.ply == 0) | .exts[] | select(.type == "eval") | "\(.limit):\(.limit_value) \(.cp)"' m.json
+	assert_output "$(printf 'depth:12 30\nnodes:1000 20')"
+	# the policy averaged move by move over the same moves, in the kept
+	# record's order: (49151 + 32767) / 2, (16384 + 32768) / 2
+	run jq -r 'select(.ply == 0) | .exts[] | select(.type == "policy") | .moves[] | "\(.move) \(.q)"' m.json
+	assert_output "$(printf 'e2e4 40959\nd2d4 24576')"
+	# four records merged; from white's view one won, one drawn, one
+	# lost, one of unknown result
+	run jq -c 'select(.ply == 0) | .exts[] | select(.type == "merge")' m.json
+	assert_output '{"type":"merge","count":4,"wins":1,"draws":1,"losses":1}'
+	# a position without twins is written unchanged
+	cmp <(posdump -j m.pos | sed -n 5p) <(jq -c 'select(.ply == 1)' m.json)
+	# the manifest records the mode and the counts
+	run jq -c '[.dedup, .dedup_mode, .dedup_across, .records_in, .counts.train]' m/manifest.json
+	assert_output '[true,"merge",false,5,{"in":5,"out":2,"duplicates":3,"merged":1,"across":0}]'
+	# --dedup=merge is the same; --dedup first keeps the first unchanged
+	shard -o m2 --dedup=merge --seed 3 m.pos 2>/dev/null
+	cmp m/train-00000.pos.zst m2/train-00000.pos.zst
+	run shard -o f --dedup first --seed 3 m.pos
+	assert_output --partial "; 3 duplicates dropped;"
+	cmp <(posdump -j m.pos | sed -n 1p) <(posdump -j f/train-00000.pos.zst | jq -c 'select(.ply == 0)')
+	[ "$(jq -r .dedup_mode f/manifest.json)" = first ]
+}
+
+@test "--dedup merge: wins, draws and losses from the side to move's view, and a merged record merged again" {
+	e4='rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1'
+	# black to move: 0-1 is a win, 1-0 a loss
+	for r in 1-0 0-1 0-1 1/2-1/2; do echo "$e4"; done |
+	    awk -v r="1-0 0-1 0-1 1/2-1/2" 'BEGIN { split(r, a) }
+	    { print $0 " game=" NR " ply=1 result=" a[NR] }' > b.txt
+	# white to move: 1-0 is a win
+	printf '%s\n' 'startpos game=11 result=1-0' 'startpos game=12 result=1-0' \
+	    'startpos game=13 result=0-1' >> b.txt
+	"$MKREC" < b.txt > b.pos
+	run shard -o b --dedup merge --memory 64K b.pos
+	assert_success
+	assert_output --partial "7 records in, 2 out (train 2); 5 duplicates merged into 2 records;"
+	run bash -c "posdump -j --fields ply,merge b/train-00000.pos.zst | jq -c '[.ply, .exts[0].count, .exts[0].wins, .exts[0].draws, .exts[0].losses]' | sort"
+	assert_output "$(printf '[0,3,2,0,1]\n[1,4,2,1,1]')"
+	# merged again with one more twin (a loss for black): counts add up,
+	# the merged record counting as its four
+	echo "$e4 game=20 ply=1 result=1-0" | "$MKREC" > c.pos
+	run shard -o c --dedup merge b/train-00000.pos.zst c.pos
+	assert_success
+	run bash -c "posdump -j --fields ply,merge c/train-00000.pos.zst | jq -c 'select(.ply == 1) | .exts'"
+	assert_output '[{"type":"merge","count":5,"wins":2,"draws":1,"losses":2}]'
+}
+
+@test "--dedup-across: no position of train is left in val, and nothing else is dropped" {
+	games
+	# the openings repeat: many positions are in both splits
+	shard -o plain --split train=0.5,val=0.5 --seed 5 g.pos 2>/dev/null
+	fens() { cat "$@" | posdump --fields fen | cut -d' ' -f1-4; }
+	fens plain/train-*.pos.zst | sort -u > train.fens
+	both=$(fens plain/val-*.pos.zst | sort | comm -12 - train.fens | wc -l)
+	[ "$both" -gt 0 ]
+	run shard -o x --dedup-across --split train=0.5,val=0.5 --seed 5 --memory 64K g.pos
+	assert_success
+	# train is untouched; val is the plain val without train's positions
+	cmp <(keys plain/train-*.pos.zst) <(keys x/train-*.pos.zst)
+	[ -z "$(fens x/val-*.pos.zst | sort -u | comm -12 - train.fens)" ]
+	cat plain/val-*.pos.zst | posdump --fields game,ply,fen |
+	    awk 'NR == FNR { t[$0] = 1; next }
+	    { split($0, f, " "); k = f[3] " " f[4] " " f[5] " " f[6] }
+	    !(k in t)' train.fens - | sort > want
+	keys x/val-*.pos.zst > got
+	cmp want got
+	dropped=$(($(keys plain/val-*.pos.zst | wc -l) - $(wc -l < got)))
+	[ "$dropped" -gt 0 ]
+	assert_output --regexp "; 0 duplicates dropped; $dropped positions of train dropped \(val $dropped\); 2 shards written to x\$"
+	run jq -c '[.dedup, .dedup_across, .counts.val.across, .counts.train.across]' x/manifest.json
+	assert_output "[false,true,$dropped,0]"
+	# with --dedup, three splits and standard input: each position once
+	# in each split, and none of train's in the others
+	cat g.pos g.pos | shard -o y --dedup --dedup-across \
+	    --split train=0.6,val=0.2,test=0.2 --memory 64K 2>/dev/null
+	fens y/train-*.pos.zst | sort > y.train
+	[ -z "$(uniq -d y.train)" ]
+	for s in val test; do
+		fens y/$s-*.pos.zst | sort > y.$s
+		[ -s y.$s ] && [ -z "$(uniq -d y.$s)" ]
+		[ -z "$(comm -12 y.$s y.train)" ]
+	done
+	shard --verify y 2>/dev/null
 }
 
 @test "--verify: a flipped byte, a missing or a cut shard is named, exit 1" {
@@ -266,14 +406,22 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	[ "$(posdump -c b/train-00000.pos.zst | cut -d' ' -f1)" -ge 38 ]
 }
 
-@test "progress on a terminal only" {
+@test "progress on a terminal or with --progress, with MB/s; else the summary alone" {
 	printf '%s\n' 'startpos game=1' | "$MKREC" > in.pos
 	run script -qec "shard -o tty in.pos" /dev/null
 	assert_success
-	assert_output --partial "shard: scatter: 1 records"
-	assert_output --partial "shard: shuffle: 1 of 1 records, 100%"
+	assert_output --regexp "shard: scatter: 1 records, 0.0 MB in [0-9.]+ s, [0-9.]+ MB/s, [0-9]+ records/s"
+	assert_output --regexp "shard: shuffle: 1 of 1 records, 0.0 MB in [0-9.]+ s, [0-9.]+ MB/s"
 	run shard -o file -f in.pos
 	assert_output "shard: 1 records in, 1 out (train 1); 0 duplicates dropped; 1 shards written to file"
+	# --progress: the same lines to a file, one each
+	games
+	run shard --progress -o p g.pos
+	assert_success
+	assert_line --index 0 --regexp '^shard: scatter: 2817 records, [0-9.]+ MB in [0-9.]+ s, [0-9.]+ MB/s, [0-9]+ records/s$'
+	assert_line --index 1 --regexp '^shard: shuffle: 2817 of 2817 records, [0-9.]+ MB in [0-9.]+ s, [0-9.]+ MB/s, [0-9]+ records/s$'
+	assert_line --index 2 --partial "shard: 2817 records in, 2817 out"
+	[ "${#lines[@]}" -eq 3 ]
 }
 
 @test "--help, --version, invalid calls: exit 2, usage on stderr, nothing on stdout" {
@@ -307,6 +455,8 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	-o out --memory 12Q in.pos
 	-o out --memory '' in.pos
 	-o out --seed -1 in.pos
+	-o out --dedup=last in.pos
+	-o out --dedup= in.pos
 	--verify out in.pos
 	--verify out -o out
 	-o out --no-such-option in.pos

@@ -360,6 +360,28 @@ check_pqr(const pf_ext *x, pf_extbuf *b)
 		FUZZ_CHECK(memcmp(y.data, x->data, PF_PQR_SIZE) == 0);
 }
 
+/* merge: what decodes re-encodes to the same 16 bytes. */
+static void
+check_merge(const pf_ext *x, pf_extbuf *b)
+{
+	pf_merge m, m2;
+	pf_ext y;
+	uint32_t len;
+
+	if (pf_merge_decode(x, &m) != 0)
+		return;
+	pf_extbuf_reset(b);
+	FUZZ_CHECK(pf_merge_encode(&m, b) == 0);
+	y.type = PF_EXT_MERGE;
+	y.data = one_ext(b, PF_EXT_MERGE, &len);
+	y.len = len;
+	FUZZ_CHECK(len == PF_MERGE_SIZE);
+	FUZZ_CHECK(pf_merge_decode(&y, &m2) == 0);
+	FUZZ_CHECK(m.count == m2.count && m.wins == m2.wins &&
+	    m.draws == m2.draws && m.losses == m2.losses);
+	FUZZ_CHECK(memcmp(y.data, x->data, PF_MERGE_SIZE) == 0);
+}
+
 /* complexity: what decodes re-encodes, and decoding that and encoding
    again gives the same bytes (reserved bytes are written 0 once). */
 static void
@@ -429,9 +451,12 @@ check_ext(const pf_ext *x0, pf_extbuf *b)
 	case PF_EXT_PQR:
 		check_pqr(&x, b);
 		break;
+	case PF_EXT_MERGE:
+		check_merge(&x, b);
+		break;
 	}
 	FUZZ_CHECK((pf_ext_type_name(x.type) != NULL) ==
-	    (x.type >= PF_EXT_META && x.type <= PF_EXT_PQR));
+	    (x.type >= PF_EXT_META && x.type <= PF_EXT_MERGE));
 	free(copy);
 }
 
