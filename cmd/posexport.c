@@ -26,6 +26,7 @@
 #include "filter.h"
 #include "loader.h"
 #include "binpack.h"
+#include "boardchain.h"
 #include "lc0.h"
 #include "npy.h"
 #include "sfentry.h"
@@ -52,6 +53,7 @@ struct run {
 	const struct opts *o;
 	const struct exporter *x;
 	pf_evalsel sel;
+	pf_boardchain chain;	/* boards from the record before */
 	uint64_t records, written, no_eval, no_move, no_policy, invalid,
 	    no_result;
 	/* lc0: the game being gathered, written as one chunk file */
@@ -304,7 +306,8 @@ entry(struct run *R, pf_filter *f, const pf_record *rec, uint64_t recno,
 	const char *why = NULL;
 	int rc;
 
-	rc = pf_sfentry_from_record(rec, &R->sel, need_move, e, &why);
+	rc = pf_sfentry_from_record(rec, &R->sel, need_move, &R->chain, e,
+	    &why);
 	if (rc == 1) {
 		if (rec->result == PF_RESULT_UNKNOWN)
 			R->no_result++;

@@ -87,7 +87,7 @@ take(struct run *R, const pf_sfentry *e, int newgame)
 
 	follows = !newgame && R->have && R->have_after &&
 	    e->ply == R->pend.ply + 1 &&
-	    pf_board_hash(&R->after) == pf_board_hash(&e->board);
+	    R->after.key == e->board.key;
 	flush_pending(R, !follows);
 	if (follows)
 		game = R->pend.game_id;
@@ -105,8 +105,8 @@ take(struct run *R, const pf_sfentry *e, int newgame)
 	}
 	R->have = 1;
 	R->entries++;
-	R->have_after = e->move != PF_MOVE_NONE &&
-	    pf_is_legal(&e->board, e->move);
+	/* the decoders return legal moves only */
+	R->have_after = e->move != PF_MOVE_NONE;
 	if (R->have_after) {
 		pf_undo u;
 

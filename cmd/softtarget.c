@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "boardchain.h"
 #include "evalsel.h"
 #include "filter.h"
 #include "policyopt.h"
@@ -82,26 +83,10 @@ struct game {
 	uint16_t overflow_ply;
 };
 
-/*
- * The board of the previous record and the move played from it.  Records
- * of a game arrive in order, so the next record's board is usually this
- * one after that move: making the move and comparing the packed result
- * with the record's 28 bytes is much cheaper than unpacking and
- * validating them.
- */
-struct chain {
-	int valid;
-	pf_board b;
-	pf_move move;
-	uint16_t chess960;
-	uint64_t game_id;	/* the next record of the game has this id */
-	uint16_t ply;		/* and the ply after this one */
-};
-
 struct run {
 	const struct opts *o;
-	struct chain chain;
-	int chain_ok;		/* chain is the previous record's */
+	pf_boardchain chain;	/* boards from the record before */
+	int chain_used;		/* the previous record's board is in it */
 	pf_target *target;
 	pf_extbuf eb;
 	struct game game;
@@ -399,34 +384,6 @@ add_value(struct run *run, int method, int scale, double p1, double p2,
 	return pf_value_encode(&v, &run->eb);
 }
 
-/*
- * The record's board from the previous record's (see struct chain), made
- * in place in run->chain.b: 0, or -1 when the chain does not hold (the
- * board is then unpacked into run->chain.b).  The move is checked for
- * legality on the previous board before it is made.
- */
-static int
-chained_board(struct run *run, const pf_record *rec)
-{
-	uint8_t packed[PF_PACKED_SIZE];
-	pf_undo u;
-
-	/* A shuffled stream: the record is not the next of the previous
-	   one's game, so the board cannot be it either (skip the work). */
-	if (!run->chain_ok || run->chain.move == PF_MOVE_NONE ||
-	    run->chain.chess960 != (rec->flags & PF_RF_CHESS960) ||
-	    rec->game_id != run->chain.game_id ||
-	    rec->ply != (uint16_t)(run->chain.ply + 1))
-		return -1;
-	if (!pf_is_legal(&run->chain.b, run->chain.move))
-		return -1;
-	pf_make_move(&run->chain.b, run->chain.move, &u);
-	pf_board_pack(&run->chain.b, packed);
-	if (memcmp(packed, rec->pos, PF_PACKED_SIZE) != 0)
-		return -1;
-	return 0;
-}
-
 /* Would pf_movescores_decode() accept this table?  Checked before the
    board is built, so a bad table is reported as such; the table is then
    read in place by pf_target_policy_payload(). */
@@ -464,8 +421,9 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 	pf_board b;
 
 	/* The chain holds only from one record to the next. */
-	run->chain_ok = run->chain.valid;
-	run->chain.valid = 0;
+	if (!run->chain_used)
+		pf_boardchain_reset(&run->chain);
+	run->chain_used = 0;
 
 	/* One pass over the extensions: the table and evaluation to use,
 	   and whether anything is replaced. */
@@ -535,11 +493,9 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 				    "per-move scores: malformed extension");
 				return -1;
 			}
-			/* The board is built in the chain's place, so that
-			   the next record can follow from it. */
-			if (chained_board(run, rec) == -1 &&
-			    pf_board_unpack(&run->chain.b, rec->pos,
-			    (rec->flags & PF_RF_CHESS960) != 0, err,
+			/* The board is built in the chain, so that the next
+			   record can follow from it. */
+			if (pf_boardchain_next(&run->chain, rec, err,
 			    sizeof(err)) < 0) {
 				pf_filter_error(&run->f, recno, "bad position: %s",
 				    err);
@@ -563,11 +519,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 				run->eb.len += PF_EXT_HEADER_SIZE +
 				    (size_t)plen;
 			}
-			run->chain.valid = 1;
-			run->chain.move = rec->move;
-			run->chain.chess960 = rec->flags & PF_RF_CHESS960;
-			run->chain.game_id = rec->game_id;
-			run->chain.ply = rec->ply;
+			run->chain_used = 1;
 		} else if (o->require) {
 			pf_move moves[PF_MAX_MOVES];
 

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "boardchain.h"
 #include "evalsel.h"
 #include "ext.h"
 #include "record.h"
@@ -48,14 +49,22 @@ pf_sf_unscore(int16_t s, uint8_t *kind, int32_t *score)
 
 int
 pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
-    int need_move, pf_sfentry *e, const char **why)
+    int need_move, pf_boardchain *chain, pf_sfentry *e, const char **why)
 {
 	pf_evalsel_pick pick;
 	pf_ext_iter it;
 	pf_ext x;
 	pf_eval v;
-	int rc, black;
+	int rc, black, bad;
 
+	/* The board first: a chain must see every record. */
+	if (chain != NULL) {
+		bad = pf_boardchain_next(chain, rec, NULL, 0) == -1;
+		if (!bad)
+			e->board = chain->b;
+	} else
+		bad = pf_board_unpack(&e->board, rec->pos,
+		    rec->flags & PF_RF_CHESS960, NULL, 0) == -1;
 	memset(&pick, 0, sizeof(pick));
 	pf_ext_iter_init(&it, rec);
 	while ((rc = pf_ext_next(&it, &x)) == 1)
@@ -74,8 +83,7 @@ pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
 		*why = "no move";
 		return 0;
 	}
-	if (pf_board_unpack(&e->board, rec->pos, rec->flags & PF_RF_CHESS960,
-	    NULL, 0) == -1) {
+	if (bad) {
 		*why = "invalid position";
 		return 0;
 	}
@@ -120,16 +128,19 @@ pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id, pf_extbuf *ext,
 		rec->flags |= PF_RF_CHESS960;
 	if (pf_in_check(&e->board))
 		rec->flags |= PF_RF_CHECK;
-	switch (pf_board_status(&e->board)) {
-	case PF_CHECKMATE:
-		rec->flags |= PF_RF_MATE;
-		break;
-	case PF_STALEMATE:
-		rec->flags |= PF_RF_STALEMATE;
-		break;
-	default:
-		break;
-	}
+	/* A position with a move played is neither mate nor stalemate:
+	   only the others need the move generator. */
+	if (e->move == PF_MOVE_NONE)
+		switch (pf_board_status(&e->board)) {
+		case PF_CHECKMATE:
+			rec->flags |= PF_RF_MATE;
+			break;
+		case PF_STALEMATE:
+			rec->flags |= PF_RF_STALEMATE;
+			break;
+		default:
+			break;
+		}
 	if (pf_insufficient_material(&e->board))
 		rec->flags |= PF_RF_INSUFFICIENT;
 	memset(&v, 0, sizeof(v));

@@ -44,17 +44,22 @@ void	pf_sf_unscore(int16_t s, uint8_t *kind, int32_t *score);
 struct pf_record;
 struct pf_evalsel;
 struct pf_extbuf;
+struct pf_boardchain;
 
 /*
  * A record as an entry: the score of the evaluation sel chooses.  1 done,
  * 0 the record cannot be one (*why says: "no evaluation", "no move" when
- * need_move, "invalid position"), -1 a malformed extension area.
+ * need_move, "invalid position", "the move played is not legal"), -1 a
+ * malformed extension area.  With a chain (boardchain.h) the board comes
+ * from the previous record's where it can; every record of the input
+ * must then pass through here.
  */
 int	pf_sfentry_from_record(const struct pf_record *rec,
-	    const struct pf_evalsel *sel, int need_move, pf_sfentry *e,
-	    const char **why);
+	    const struct pf_evalsel *sel, int need_move,
+	    struct pf_boardchain *chain, pf_sfentry *e, const char **why);
 /*
- * An entry as a record of game game_id: the core, and an evaluation
+ * An entry as a record of game game_id (e->move legal or PF_MOVE_NONE, as
+ * the decoders guarantee): the core, and an evaluation
  * (source PF_SRC_IMPORT, depth 0) in ext (reset first); rec->ext points
  * into ext.  0, or -1 on allocation failure.
  */
