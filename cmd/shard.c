@@ -52,6 +52,7 @@
 #include <xxhash.h>
 
 #include "posflow.h"
+#include "export.h"
 #include "target.h"
 
 #define MAX_SPLITS	16
@@ -75,6 +76,7 @@ struct opts {
 	uint64_t seed;
 	int dedup;		/* DEDUP_* */
 	int across, progress, force;
+	const char *format;	/* NULL: posflow, else an export format */
 	int nsplits;
 	char *split_name[MAX_SPLITS];
 	double split_frac[MAX_SPLITS];
@@ -94,9 +96,11 @@ struct out {
 	uint64_t index;		/* next shard number */
 	int fd;
 	pf_writer *w;
+	pf_export *x;		/* --format: the shard's exporter */
 	char tmp[PATH_MAX], final[PATH_MAX];
 	uint64_t in_shard;
 	uint64_t records;	/* written */
+	uint64_t skipped;	/* --format: records it cannot hold */
 	uint64_t dropped;	/* twins dropped or merged into another */
 	uint64_t merged;	/* records written with twins merged in */
 	uint64_t across;	/* dropped: the first split has the position */
@@ -185,10 +189,11 @@ struct run {
 
 static const char synopsis[] =
     "usage: shard [-fhV] [--dedup [first | merge]] [--dedup-across] "
-    "[--memory size]\n"
-    "             [--progress] [--records-per-shard k | --shards n] "
-    "[--seed n]\n"
-    "             [--split name=fraction,...] -o dir [file ...]\n"
+    "[--format format]\n"
+    "             [--memory size] [--progress] [--records-per-shard k | "
+    "--shards n]\n"
+    "             [--seed n] [--split name=fraction,...] -o dir "
+    "[file ...]\n"
     "       shard --verify dir\n";
 
 static void
@@ -238,7 +243,7 @@ static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_SHARDS = 256, O_PER, O_SPLIT, O_DEDUP, O_ACROSS, O_MEM,
-	    O_SEED, O_VERIFY, O_PROGRESS };
+	    O_SEED, O_VERIFY, O_PROGRESS, O_FORMAT };
 	static const struct option longopts[] = {
 		{ "shards", required_argument, NULL, O_SHARDS },
 		{ "records-per-shard", required_argument, NULL, O_PER },
@@ -249,6 +254,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "verify", required_argument, NULL, O_VERIFY },
 		{ "progress", no_argument, NULL, O_PROGRESS },
+		{ "format", required_argument, NULL, O_FORMAT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -313,6 +319,17 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_PROGRESS:
 			o->progress = 1;
+			break;
+		case O_FORMAT:
+			if (strcmp(optarg, "posflow") == 0)
+				o->format = NULL;
+			else if (pf_export_directory(optarg) != 0) {
+				errstr = "not a stream format (posflow, "
+				    "binpack, plain, bin, marlinformat, "
+				    "bulletformat, viriformat)";
+				what = "--format";
+			} else
+				o->format = optarg;
 			break;
 		case 'o':
 			o->dir = optarg;
@@ -1040,12 +1057,15 @@ shard_close(struct run *R, struct out *O)
 {
 	const char *dir = R->o->dir;
 	struct shardinfo *si;
-	uint64_t h, size;
+	uint64_t h, size, written;
 	int rv = 0;
 
-	if (O->w == NULL)
+	if (O->w == NULL && O->x == NULL)
 		return 0;
-	if (pf_writer_close(O->w) == -1) {
+	if (O->x != NULL && pf_export_close(O->x) == -1) {
+		pf_warnx("%s", pf_export_error(O->x));
+		rv = -1;
+	} else if (O->w != NULL && pf_writer_close(O->w) == -1) {
 		pf_warnx("%s", pf_writer_error(O->w));
 		rv = -1;
 	} else if (fsync(O->fd) == -1 || close(O->fd) == -1) {
@@ -1057,6 +1077,9 @@ shard_close(struct run *R, struct out *O)
 		close(O->fd);
 	pf_writer_free(O->w);
 	O->w = NULL;
+	written = O->x != NULL ? pf_export_written(O->x) : O->in_shard;
+	pf_export_free(O->x);
+	O->x = NULL;
 	O->fd = -1;
 	if (rv == -1)
 		return -1;
@@ -1082,7 +1105,7 @@ shard_close(struct run *R, struct out *O)
 		return -1;
 	}
 	si->split = O->split;
-	si->records = O->in_shard;
+	si->records = written;
 	si->bytes = size;
 	si->xxh3 = h;
 	R->nshards++;
@@ -1094,16 +1117,21 @@ shard_put(struct run *R, struct out *O, const pf_record *rec)
 {
 	const char *dir = R->o->dir;
 	const char *name = R->o->split_name[O->split];
+	const char *suffix = R->o->format != NULL ?
+	    pf_export_suffix(R->o->format) : ".pos.zst";
 	pf_writer_opts wo;
+	pf_export_opts xo;
+	char err[512];
+	int why;
 
-	if (O->w != NULL && O->in_shard >= O->target &&
+	if ((O->w != NULL || O->x != NULL) && O->in_shard >= O->target &&
 	    shard_close(R, O) == -1)
 		return -1;
-	if (O->w == NULL) {
-		snprintf(O->final, sizeof(O->final), "%s/%s-%05" PRIu64
-		    ".pos.zst", dir, name, O->index);
-		snprintf(O->tmp, sizeof(O->tmp), "%s/.tmp-%s-%05" PRIu64
-		    ".pos.zst", dir, name, O->index);
+	if (O->w == NULL && O->x == NULL) {
+		snprintf(O->final, sizeof(O->final), "%s/%s-%05" PRIu64 "%s",
+		    dir, name, O->index, suffix);
+		snprintf(O->tmp, sizeof(O->tmp), "%s/.tmp-%s-%05" PRIu64 "%s",
+		    dir, name, O->index, suffix);
 		O->index++;
 		O->in_shard = 0;
 		if ((O->fd = open(O->tmp, O_WRONLY | O_CREAT | O_TRUNC |
@@ -1111,20 +1139,40 @@ shard_put(struct run *R, struct out *O, const pf_record *rec)
 			pf_warn("%s", O->tmp);
 			return -1;
 		}
-		memset(&wo, 0, sizeof(wo));
-		wo.zstd_level = SHARD_ZSTD;
-		wo.flush_ms = -1;
-		if ((O->w = pf_writer_open_fd(O->fd, O->final + strlen(dir) +
-		    1, &wo)) == NULL) {
-			pf_warn("out of memory");
-			return -1;
+		if (R->o->format != NULL) {
+			memset(&xo, 0, sizeof(xo));
+			if ((O->x = pf_export_open(R->o->format, O->fd, NULL,
+			    O->final + strlen(dir) + 1, &xo, err,
+			    sizeof(err))) == NULL) {
+				pf_warnx("%s", err);
+				return -1;
+			}
+		} else {
+			memset(&wo, 0, sizeof(wo));
+			wo.zstd_level = SHARD_ZSTD;
+			wo.flush_ms = -1;
+			if ((O->w = pf_writer_open_fd(O->fd, O->final +
+			    strlen(dir) + 1, &wo)) == NULL) {
+				pf_warn("out of memory");
+				return -1;
+			}
 		}
 	}
-	if (pf_writer_put(O->w, rec) == -1) {
+	O->in_shard++;
+	if (O->x != NULL) {
+		switch (pf_export_put(O->x, rec, &why)) {
+		case -1:
+			pf_warnx("%s", pf_export_error(O->x));
+			return -1;
+		case 0:
+			/* a record the format cannot hold */
+			O->skipped++;
+			return 0;
+		}
+	} else if (pf_writer_put(O->w, rec) == -1) {
 		pf_warnx("%s", pf_writer_error(O->w));
 		return -1;
 	}
-	O->in_shard++;
 	O->records++;
 	return 0;
 }
@@ -1881,9 +1929,10 @@ write_manifest(struct run *R, const struct out *outs, int argc,
 	for (int k = 0; k < oargc && len < sizeof(cmd); k++)
 		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s",
 		    k ? " " : "", oargv[k]);
-	fprintf(fp, "{\"format\":\"posflow\",\"version\":1,\"seed\":%" PRIu64
+	fprintf(fp, "{\"format\":\"%s\",\"version\":1,\"seed\":%" PRIu64
 	    ",\"dedup\":%s,\"dedup_mode\":\"%s\",\"dedup_across\":%s,"
-	    "\"splits\":{", o->seed, o->dedup ? "true" : "false",
+	    "\"splits\":{", o->format ? o->format : "posflow", o->seed,
+	    o->dedup ? "true" : "false",
 	    dedup_names[o->dedup], o->across ? "true" : "false");
 	for (int s = 0; s < o->nsplits; s++) {
 		if (s)
@@ -1908,9 +1957,9 @@ write_manifest(struct run *R, const struct out *outs, int argc,
 		json_string(fp, o->split_name[s]);
 		fprintf(fp, ":{\"in\":%" PRIu64 ",\"out\":%" PRIu64
 		    ",\"duplicates\":%" PRIu64 ",\"merged\":%" PRIu64
-		    ",\"across\":%" PRIu64 "}", R->split_in[s],
-		    outs[s].records, outs[s].dropped, outs[s].merged,
-		    outs[s].across);
+		    ",\"across\":%" PRIu64 ",\"skipped\":%" PRIu64 "}",
+		    R->split_in[s], outs[s].records, outs[s].dropped,
+		    outs[s].merged, outs[s].across, outs[s].skipped);
 	}
 	fputs("},\"shards\":[", fp);
 	for (i = 0; i < R->nshards; i++) {
@@ -1976,9 +2025,11 @@ json_read_string(const char **p, char *buf, size_t len)
 	return 0;
 }
 
+/* A shard against its manifest entry: size, XXH3, and for posflow
+   shards (count) the records read back. */
 static int
 verify_one(const char *dir, const char *file, uint64_t records,
-    uint64_t bytes, uint64_t xxh3)
+    uint64_t bytes, uint64_t xxh3, int count)
 {
 	char path[2 * PATH_MAX + 2];
 	uint64_t h, size, n = 0;
@@ -2005,6 +2056,8 @@ verify_one(const char *dir, const char *file, uint64_t records,
 		    PRIx64, path, h, xxh3);
 		return -1;
 	}
+	if (!count)
+		return 0;
 	if ((r = pf_reader_open_path(path)) == NULL) {
 		pf_warn("%s", path);
 		return -1;
@@ -2034,7 +2087,7 @@ verify(const char *dir)
 	size_t len = 0;
 	FILE *fp;
 	uint64_t records, bytes, xxh3, total = 0, nshards = 0;
-	int have;
+	int have, posflow;
 
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
 	if ((fp = fopen(path, "r")) == NULL) {
@@ -2050,6 +2103,9 @@ verify(const char *dir)
 		fclose(mem);
 	}
 	fclose(fp);
+	/* the shards of another format (--format) are checked by size and
+	   checksum only */
+	posflow = strncmp(text, "{\"format\":\"posflow\"", 19) == 0;
 	/* "shards":[ is nowhere else: a split named shards is a key of an
 	   object, and quotes in strings are escaped */
 	if ((p = strstr(text, "\"shards\":[")) == NULL)
@@ -2107,7 +2163,8 @@ verify(const char *dir)
 		}
 		if (have != 15)
 			goto bad;
-		if (verify_one(dir, file, records, bytes, xxh3) == -1) {
+		if (verify_one(dir, file, records, bytes, xxh3, posflow) ==
+		    -1) {
 			free(text);
 			return PF_EXIT_DATA;
 		}
@@ -2340,6 +2397,8 @@ summary(const struct run *R, const struct out *outs)
 	char line[2048], across[1024], extra[1200];
 	size_t n = 0, na = 0;
 	uint64_t out_total = 0, dropped = 0, merged = 0, nacross = 0;
+	uint64_t skipped = 0;
+	size_t ne;
 
 	for (int s = 0; s < o->nsplits; s++) {
 		n += (size_t)snprintf(line + n, n < sizeof(line) ?
@@ -2349,6 +2408,7 @@ summary(const struct run *R, const struct out *outs)
 		dropped += outs[s].dropped;
 		merged += outs[s].merged;
 		nacross += outs[s].across;
+		skipped += outs[s].skipped;
 		if (s > 0)
 			na += (size_t)snprintf(across + na, na <
 			    sizeof(across) ? sizeof(across) - na : 0,
@@ -2361,6 +2421,10 @@ summary(const struct run *R, const struct out *outs)
 		    across : "no other split");
 	else
 		extra[0] = '\0';
+	ne = strlen(extra);
+	if (o->format != NULL)
+		snprintf(extra + ne, sizeof(extra) - ne, "; %" PRIu64 " that "
+		    "%s cannot hold skipped", skipped, o->format);
 	if (o->dedup == DEDUP_MERGE)
 		pf_warnx("%" PRIu64 " records in, %" PRIu64 " out (%s); %"
 		    PRIu64 " duplicates merged into %" PRIu64 " records%s; "

@@ -227,7 +227,7 @@ policy() {	# move:quanta-hex ...
 	cmp <(posdump -j m.pos | sed -n 5p) <(jq -c 'select(.ply == 1)' m.json)
 	# the manifest records the mode and the counts
 	run jq -c '[.dedup, .dedup_mode, .dedup_across, .records_in, .counts.train]' m/manifest.json
-	assert_output '[true,"merge",false,5,{"in":5,"out":2,"duplicates":3,"merged":1,"across":0}]'
+	assert_output '[true,"merge",false,5,{"in":5,"out":2,"duplicates":3,"merged":1,"across":0,"skipped":0}]'
 	# --dedup=merge is the same; --dedup first keeps the first unchanged
 	shard -o m2 --dedup=merge --seed 3 m.pos 2>/dev/null
 	cmp m/train-00000.pos.zst m2/train-00000.pos.zst
@@ -461,4 +461,35 @@ policy() {	# move:quanta-hex ...
 	--verify out -o out
 	-o out --no-such-option in.pos
 	EOF
+}
+
+@test "--format: shards in a trainer's format, the split and the counts kept, verified by checksum, refused for a directory format" {
+	pgn2pos "$TESTDATA/lichess_db_10k.pgn" 2>/dev/null |
+		uci-eval -e "$(stockfish_path)" -d 1 2>/dev/null > e.pos
+	run shard --format binpack -o bp --split train=0.8,val=0.2 --seed 2 e.pos
+	assert_success
+	assert_output --regexp '^shard: 262 records in, 257 out \(train [0-9]+, val [0-9]+\); 0 duplicates dropped; 5 that binpack cannot hold skipped; 2 shards written to bp$'
+	[ -f bp/train-00000.binpack ] && [ -f bp/val-00000.binpack ]
+	run jq -r '[.format, ([.shards[].records] | add), (.counts.train.skipped + .counts.val.skipped)] | @tsv' bp/manifest.json
+	assert_output "$(printf 'binpack\t257\t5')"
+	# the same split as posflow shards: the positions of each split
+	shard -o pf --split train=0.8,val=0.2 --seed 2 e.pos 2>/dev/null
+	for s in train val; do
+		posimport -F binpack bp/$s-00000.binpack 2>/dev/null | posdump --fields fen | sort > a.$s
+		posdump --fields fen,move pf/$s-00000.pos.zst | grep -v 'move=-$' | sed 's/ | move=.*//' | sort > b.$s
+		cmp a.$s b.$s
+	done
+	run shard --verify bp
+	assert_success
+	assert_output "shard: bp: 2 shards, 257 records: all good"
+	printf 'x' >> bp/val-00000.binpack
+	run shard --verify bp
+	assert_failure 1
+	assert_output --partial "val-00000.binpack"
+	run shard --format npy -o x e.pos
+	assert_failure 2
+	assert_output --partial "--format npy: not a stream format"
+	run shard --format plain -o pl e.pos
+	assert_success
+	[ "$(grep -c '^e$' pl/train-00000.plain)" -eq 257 ]
 }
