@@ -46,8 +46,7 @@ struct run {
 	int have;
 	pf_record pend;
 	pf_extbuf eb;
-	pf_board after;		/* the position after the pending move */
-	int have_after;		/* (when that move is legal) */
+	pf_board board;		/* the pending record's board */
 	uint64_t games, entries, damaged;
 };
 
@@ -73,23 +72,39 @@ flush_pending(struct run *R, int last)
 }
 
 /*
- * One entry.  newgame: the entry starts a game whatever it follows (a
- * viriformat game's first position); else it continues the pending
- * record's game when it is the position after that record's move, one
- * ply on.
+ * Does e follow the pending record: the position after its move (the
+ * decoders return legal moves only), one ply on?
+ */
+static int
+follows(struct run *R, const pf_sfentry *e)
+{
+	pf_board after;
+	pf_undo u;
+
+	if (!R->have || R->pend.move == PF_MOVE_NONE ||
+	    e->ply != R->pend.ply + 1)
+		return 0;
+	after = R->board;
+	pf_make_move(&after, R->pend.move, &u);
+	return after.key == e->board.key;
+}
+
+/*
+ * One entry.  link: 1 the entry continues the pending record's game (a
+ * binpack chain says so), -1 it starts a game whatever it follows (a
+ * viriformat game's first position), 0 it continues the game when it is
+ * the position after the pending record's move, one ply on.
  */
 static void
-take(struct run *R, const pf_sfentry *e, int newgame)
+take(struct run *R, const pf_sfentry *e, int link)
 {
 	uint8_t packed[PF_PACKED_SIZE];
 	uint64_t game;
-	int follows;
+	int follows_it;
 
-	follows = !newgame && R->have && R->have_after &&
-	    e->ply == R->pend.ply + 1 &&
-	    R->after.key == e->board.key;
-	flush_pending(R, !follows);
-	if (follows)
+	follows_it = link == 1 ? R->have : link == 0 ? follows(R, e) : 0;
+	flush_pending(R, !follows_it);
+	if (follows_it)
 		game = R->pend.game_id;
 	else {
 		/* A game id from the run's game count and the first
@@ -105,14 +120,7 @@ take(struct run *R, const pf_sfentry *e, int newgame)
 	}
 	R->have = 1;
 	R->entries++;
-	/* the decoders return legal moves only */
-	R->have_after = e->move != PF_MOVE_NONE;
-	if (R->have_after) {
-		pf_undo u;
-
-		R->after = e->board;
-		pf_make_move(&R->after, e->move, &u);
-	}
+	R->board = e->board;
 }
 
 static void
@@ -145,7 +153,7 @@ read_binpack(struct run *R, int fd)
 			flush_pending(R, 1);
 			continue;
 		}
-		take(R, &e, 0);
+		take(R, &e, pf_binpack_reader_chained(r));
 	}
 	pf_binpack_reader_free(r);
 }
@@ -271,7 +279,7 @@ dec_viri(struct run *R, const uint8_t *p, size_t len, int eof,
 			damage(R, offset + off, err);
 			break;
 		}
-		take(R, &e, first);
+		take(R, &e, first ? -1 : 1);
 		first = 0;
 	}
 	return 1;

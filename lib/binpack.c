@@ -513,6 +513,7 @@ struct pf_binpack_reader {
 	int mt_cut;
 
 	uint64_t entries;
+	int chained;		/* the last entry continued a chain */
 	char err[ERR_MAX];
 };
 
@@ -960,14 +961,17 @@ pf_binpack_read(pf_binpack_reader *r, pf_sfentry *e)
 				return rc;
 			break;
 		case S_STEM:
+			r->chained = 0;
 			if ((rc = read_stem(r, e)) != 0) {
 				r->entries += rc == 1;
 				return rc;
 			}
 			break;
 		case S_CHAIN:
-			if ((rc = read_chain(r, e)) == 1)
+			if ((rc = read_chain(r, e)) == 1) {
 				r->entries++;
+				r->chained = 1;
+			}
 			return rc;
 		case S_SKIP:
 			if (skip_chunk(r) == 0)
@@ -977,6 +981,12 @@ pf_binpack_read(pf_binpack_reader *r, pf_sfentry *e)
 			return 0;
 		}
 	}
+}
+
+int
+pf_binpack_reader_chained(const pf_binpack_reader *r)
+{
+	return r->chained;
 }
 
 /* ---- writing ---------------------------------------------------------- */

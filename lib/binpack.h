@@ -90,6 +90,9 @@ int	 pf_binpack_read(pf_binpack_reader *r, pf_sfentry *e);
 /* The last error; valid until the next call on r. */
 const char *pf_binpack_reader_error(const pf_binpack_reader *r);
 uint64_t pf_binpack_reader_entries(const pf_binpack_reader *r);
+/* 1 when the entry pf_binpack_read returned last continued a chain: its
+   position is the one after the entry before it, one ply later. */
+int	 pf_binpack_reader_chained(const pf_binpack_reader *r);
 /* Input bytes consumed so far. */
 uint64_t pf_binpack_reader_offset(const pf_binpack_reader *r);
 void	 pf_binpack_reader_free(pf_binpack_reader *r);
