@@ -9,12 +9,11 @@
 #include "ext.h"
 #include "record.h"
 #include "sfentry.h"
+#include "sfformats.h"
 
 int16_t
 pf_sf_score(uint8_t score_kind, int32_t score)
 {
-	double s;
-
 	if (score_kind == PF_SCORE_MATE) {
 		if (score > 0)
 			return (int16_t)(PF_SF_MATE - (2 * (score > 100 ? 100 :
@@ -22,12 +21,12 @@ pf_sf_score(uint8_t score_kind, int32_t score)
 		return (int16_t)-(PF_SF_MATE - 2 * (-score > 100 ? 100 :
 		    -score));
 	}
-	s = round(score * 2.08);
-	if (s > PF_SF_MAX_EVAL)
-		s = PF_SF_MAX_EVAL;
-	if (s < -PF_SF_MAX_EVAL)
-		s = -PF_SF_MAX_EVAL;
-	return (int16_t)s;
+	/* beyond +-15266 cp every score is the largest non-mate */
+	if (score > 15266)
+		score = 15266;
+	if (score < -15266)
+		score = -15266;
+	return pf_sfscore_from_cp((int16_t)score);
 }
 
 void
@@ -44,7 +43,7 @@ pf_sf_unscore(int16_t s, uint8_t *kind, int32_t *score)
 		return;
 	}
 	*kind = PF_SCORE_CP;
-	*score = (int32_t)lround(s / 2.08);
+	*score = pf_sfscore_to_cp(s);
 }
 
 int

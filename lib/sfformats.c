@@ -15,8 +15,9 @@
 #include "record.h"
 #include "sfformats.h"
 
-#define SF_MATE		32000	/* Stockfish's VALUE_MATE */
-#define SF_MAX_EVAL	31753	/* the largest score that is not a mate */
+/* sfentry.h's limits: Stockfish's VALUE_MATE, the largest non-mate */
+#define SF_MATE		PF_SF_MATE
+#define SF_MAX_EVAL	PF_SF_MAX_EVAL
 #define PLAIN_SCAN_MAX	4096	/* longest plain entry looked through */
 
 static void
