@@ -116,6 +116,8 @@ out_flush(pf_export *x)
 static int
 out_put(pf_export *x, const void *p, size_t n)
 {
+	if (n == 0)
+		return 0;
 	if (x->buflen + n > OUTBUF && out_flush(x) == -1)
 		return -1;
 	memcpy(x->buf + x->buflen, p, n);

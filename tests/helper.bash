@@ -26,3 +26,37 @@ setup() {
 stockfish_path() {
 	command -v stockfish 2>/dev/null || echo /usr/games/stockfish
 }
+
+# Debian's python3 with NumPy (another python3 may come first on PATH), set
+# up for the Python module: PY, PYTHONPATH and POSFLOW_LIB exported.  A
+# library built with AddressSanitizer needs its runtime loaded first, so
+# python3 then runs through a wrapper that preloads it (python3 only: the
+# other programs of the tests are not built with it).  Call it from
+# setup_file; returns 1 with a message when there is no such python3.
+setup_python() {
+	local p
+	PY=
+	for p in /usr/bin/python3 python3; do
+		if "$p" -c 'import numpy' 2>/dev/null; then
+			PY=$p
+			break
+		fi
+	done
+	if [ -z "$PY" ]; then
+		echo "no python3 with numpy: run make check as root (python3-numpy)" >&3
+		return 1
+	fi
+	export PYTHONPATH="$TOP/scripts"
+	export POSFLOW_LIB="$BUILD_DIR/libposflow.so"
+	if ldd "$POSFLOW_LIB" | grep -q libasan; then
+		cat > "$BATS_FILE_TMPDIR/python3-asan" <<-EOF
+		#!/bin/sh
+		LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)" \\
+		ASAN_OPTIONS=detect_leaks=0 exec "$PY" "\$@"
+		EOF
+		chmod +x "$BATS_FILE_TMPDIR/python3-asan"
+		PY="$BATS_FILE_TMPDIR/python3-asan"
+	fi
+	export PY
+}
+

@@ -12,38 +12,8 @@ load helper
 CHECK="$TOP/tests/tools/loader_check.py"
 TORCHCHECK="$TOP/tests/tools/loader_torch.py"
 
-# Debian's python3 with numpy (another python3 may come first on PATH).
-find_python() {
-	local p
-	for p in /usr/bin/python3 python3; do
-		if "$p" -c 'import numpy' 2>/dev/null; then
-			echo "$p"
-			return
-		fi
-	done
-	return 1
-}
-
 setup_file() {
-	PY=$(find_python) || {
-		echo "no python3 with numpy: run make check as root (python3-numpy)" >&3
-		return 1
-	}
-	export PYTHONPATH="$TOP/scripts"
-	export POSFLOW_LIB="$BUILD_DIR/libposflow.so"
-	# A library built with AddressSanitizer needs its runtime loaded
-	# first: python3 runs through a wrapper that preloads it (only
-	# python3: the other programs of the tests are not built with it).
-	if ldd "$POSFLOW_LIB" | grep -q libasan; then
-		cat > "$BATS_FILE_TMPDIR/python3-asan" <<-EOF
-		#!/bin/sh
-		LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)" \\
-		ASAN_OPTIONS=detect_leaks=0 exec "$PY" "\$@"
-		EOF
-		chmod +x "$BATS_FILE_TMPDIR/python3-asan"
-		PY="$BATS_FILE_TMPDIR/python3-asan"
-	fi
-	export PY
+	setup_python || return 1
 	# The bundled games through the pipeline: evaluations with per-move
 	# tables, policy and value targets, PQR triples; then shards.
 	local d="$BATS_FILE_TMPDIR"

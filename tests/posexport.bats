@@ -7,19 +7,9 @@ load helper
 
 MKREC="$BUILD_DIR/tests/tools/mkrec"
 
-find_python() {
-	local p
-	for p in /usr/bin/python3 python3; do
-		if "$p" -c 'import numpy' 2>/dev/null; then
-			echo "$p"
-			return
-		fi
-	done
-	return 1
-}
-
 setup_file() {
 	local d="$BATS_FILE_TMPDIR"
+	setup_python || return 1
 	# The bundled games evaluated at depth 1 with every move's score,
 	# with policy and value targets and PQR triples.
 	pgn2pos "$TESTDATA/lichess_db_100k.pgn" 2>/dev/null |
@@ -29,7 +19,6 @@ setup_file() {
 }
 
 @test "npy: one file per array; the arrays equal posflow.batches of the same records, shapes and dtypes as documented" {
-	PY=$(find_python) || fail "no python3 with numpy"
 	d="$BATS_FILE_TMPDIR"
 	run posexport -F npy -o arr --features ALL+H --opposite --policy-width 32 --planes --pqr "$d/rich.pos"
 	assert_success
@@ -49,7 +38,7 @@ policy_prob.npy
 result.npy
 score.npy
 value.npy"
-	run env PYTHONPATH="$TOP/scripts" POSFLOW_LIB="$BUILD_DIR/libposflow.so" "$PY" -c "
+	run "$PY" -c "
 import numpy as np, posflow
 bs = list(posflow.batches('$d/rich.pos', 1000, features='ALL+H', opposite=True, policy=True, policy_width=32, planes=True, pqr=True))
 for k in sorted(bs[0]):
@@ -78,7 +67,6 @@ value float32 (2817,)"
 }
 
 @test "npy: empty input gives arrays of 0 rows; a damaged record is skipped and named; -o is required" {
-	PY=$(find_python) || fail "no python3 with numpy"
 	: > empty.pos
 	run posexport -F npy -o e empty.pos
 	assert_success
@@ -98,14 +86,13 @@ posexport: 3 records: 2 written (npy); skipped: 0 without an evaluation, 0 witho
 }
 
 @test "lc0: V6TrainingData chunks (a game each, gzip) read back field by field as lczero-training's parser reads them" {
-	PY=$(find_python) || fail "no python3 with numpy"
 	d="$BATS_FILE_TMPDIR"
 	run posexport -F lc0 -o chunks "$d/rich.pos"
 	assert_success
 	assert_output "posexport: 2817 records: 2770 written (lc0; 0 of unknown result as draws); skipped: 0 without an evaluation, 47 without a move, 0 without a policy, 0 invalid"
 	[ "$(ls chunks | wc -l)" -eq 47 ]
 	ls -A chunks | grep -q '^\.tmp' && fail "temporaries left"
-	run env PYTHONPATH="$TOP/scripts" POSFLOW_LIB="$BUILD_DIR/libposflow.so" "$PY" "$TOP/tests/tools/lc0_check.py" chunks "$d/rich.pos"
+	run "$PY" "$TOP/tests/tools/lc0_check.py" chunks "$d/rich.pos"
 	assert_success
 	assert_output "lc0: 2770 records in 47 chunks read back as the records"
 	# no policy target: skipped and counted
