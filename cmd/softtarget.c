@@ -8,6 +8,12 @@
  * game result, or both).  Everything else passes through byte for byte.
  * The formulas are those of METHODS.md sections 1 and 2 (lib/target.c).
  *
+ * With --policy-depths A-B the policy is the average of the policies of
+ * the tables of depths A to B of one search (uci-eval --keep-depths
+ * stores every depth's table); a record without a complete table of
+ * every depth in the range gets the single table's policy, and is
+ * counted (an error with --require).
+ *
  * The linear reward needs a game's length, so with --value linear the
  * records of one game (consecutive, same game id, increasing ply, the last
  * flagged PF_RF_LAST) are held until the game ends, at most
@@ -32,10 +38,10 @@
 
 #define USAGE \
 "usage: softtarget [-fz] [--policy method] [--drop fraction] [--power p]\n" \
-"                  [--temperature t] [--value method] [--spread s]\n" \
-"                  [--alpha a] [--wdl-a a] [--wdl-b b] [--lambda l]\n" \
-"                  [--eval selector] [--require] [--max-game-plies n]\n" \
-"                  [-o file] [file ...]\n"
+"                  [--temperature t] [--policy-depths A-B]\n" \
+"                  [--value method] [--spread s] [--alpha a] [--wdl-a a]\n" \
+"                  [--wdl-b b] [--lambda l] [--eval selector] [--require]\n" \
+"                  [--max-game-plies n] [-o file] [file ...]\n"
 
 /* Value methods as options name them (wdl covers PF_VALUE_WDL and
    PF_VALUE_WDL_ENGINE). */
@@ -48,9 +54,14 @@ static const char *const vm_names[VM_N] = { "tanh", "logistic", "wdl",
 enum { SET_SPREAD = 1, SET_ALPHA = 2, SET_WDL_A = 4, SET_WDL_B = 8,
 	SET_LAMBDA = 16, SET_MAXPLIES = 32 };
 
+/* --policy-depths: the depths a range may name (uci-eval --depth's). */
+#define DEPTH_MIN	1
+#define DEPTH_MAX	255
+
 struct opts {
 	pf_policy_opts po;	/* as given */
 	pf_policy_params pp;	/* pp.method 0: no policy target */
+	int depth_lo, depth_hi;	/* --policy-depths; 0: not given */
 	int nvalues;
 	int values[VM_N];	/* VM_*, in the order given */
 	double spread, alpha, wdl_a, wdl_b, lambda;
@@ -91,6 +102,12 @@ struct run {
 	pf_extbuf eb;
 	struct game game;
 	pf_filter f;		/* output, current input, status */
+	/* --policy-depths: the picked search's tables by depth - lo. */
+	pf_ext depth_table[DEPTH_MAX];
+	uint8_t have_depth[DEPTH_MAX];
+	int depth_open;		/* the intermediate tables met belong to it */
+	uint64_t averaged;	/* policies averaged over the range */
+	uint64_t single;	/* policies of the single table instead */
 };
 
 static void
@@ -148,6 +165,10 @@ check_combination(struct opts *o)
 		pf_warnx("%s", err);
 		return -1;
 	}
+	if (o->depth_lo > 0 && o->po.method == 0) {
+		pf_warnx("--policy-depths needs a policy");
+		return -1;
+	}
 	if ((o->set & SET_SPREAD) && !want[VM_TANH]) {
 		pf_warnx("--spread needs --value tanh");
 		return -1;
@@ -179,14 +200,15 @@ check_combination(struct opts *o)
 static int
 parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 {
-	enum { O_POLICY = 256, O_DROP, O_POWER, O_TEMP, O_VALUE, O_SPREAD,
-		O_ALPHA, O_WDL_A, O_WDL_B, O_LAMBDA, O_EVAL, O_REQUIRE,
-		O_MAXPLIES, O_HELP, O_VERSION };
+	enum { O_POLICY = 256, O_DROP, O_POWER, O_TEMP, O_DEPTHS, O_VALUE,
+		O_SPREAD, O_ALPHA, O_WDL_A, O_WDL_B, O_LAMBDA, O_EVAL,
+		O_REQUIRE, O_MAXPLIES, O_HELP, O_VERSION };
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, O_POLICY },
 		{ "drop", required_argument, NULL, O_DROP },
 		{ "power", required_argument, NULL, O_POWER },
 		{ "temperature", required_argument, NULL, O_TEMP },
+		{ "policy-depths", required_argument, NULL, O_DEPTHS },
 		{ "value", required_argument, NULL, O_VALUE },
 		{ "spread", required_argument, NULL, O_SPREAD },
 		{ "alpha", required_argument, NULL, O_ALPHA },
@@ -224,6 +246,14 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 		case O_TEMP:
 			if (pf_policy_option(&o->po, longopts[li].name, optarg,
 			    1, err, sizeof(err)) == -1) {
+				pf_warnx("%s", err);
+				goto bad;
+			}
+			break;
+		case O_DEPTHS:
+			if (pf_opt_range("--policy-depths", optarg, DEPTH_MIN,
+			    DEPTH_MAX, &o->depth_lo, &o->depth_hi, err,
+			    sizeof(err)) == -1) {
 				pf_warnx("%s", err);
 				goto bad;
 			}
@@ -397,6 +427,91 @@ table_well_formed(const pf_ext *x)
 }
 
 /*
+ * --policy-depths: keep the tables of the search whose final table the
+ * selector picks (picked: pf_evalsel_offer_table() took x), that is that
+ * final table and the intermediate tables of the same limit that follow
+ * it before the next final table (uci-eval --keep-depths writes them
+ * so), one per depth in the range, the later on a repeat.  x is at least
+ * PF_MOVESCORES_FIXED bytes long.
+ */
+static void
+offer_depth(struct run *run, const pf_evalsel_pick *pick, const pf_ext *x,
+    int picked)
+{
+	const struct opts *o = run->o;
+	int d;
+
+	if (!(x->data[1] & PF_MSF_INTERMEDIATE)) {
+		run->depth_open = picked;
+		if (!picked)
+			return;
+		memset(run->have_depth, 0, sizeof(run->have_depth));
+	} else if (!run->depth_open || x->data[0] != pick->x.data[0] ||
+	    pf_get64(x->data + 4) != pf_get64(pick->x.data + 4))
+		return;
+	d = pf_get16(x->data + 2);
+	if (d < o->depth_lo || d > o->depth_hi)
+		return;
+	run->have_depth[d - o->depth_lo] = 1;
+	run->depth_table[d - o->depth_lo] = *x;
+}
+
+/* depth_policy(): no complete table of some depth in the range. */
+#define NO_RANGE	(-2)
+
+/*
+ * The averaged policy of the kept tables (offer_depth()) into dst, for
+ * the position in run->chain.b: its payload's length; NO_RANGE when the
+ * position has no legal moves, or when a depth of the range has no table
+ * or only one that lacks a legal move (counted); or -1 after reporting a
+ * bad table, or the missing table under --require.
+ */
+static int
+depth_policy(struct run *run, uint64_t recno, uint8_t *dst)
+{
+	const struct opts *o = run->o;
+	const pf_ext *x;
+	int d, rv;
+
+	if (pf_target_mix_begin(run->target, &run->chain.b) == 0)
+		return NO_RANGE;
+	for (d = o->depth_lo; d <= o->depth_hi; d++)
+		if (!run->have_depth[d - o->depth_lo])
+			goto missing;
+	for (d = o->depth_lo; d <= o->depth_hi; d++) {
+		x = &run->depth_table[d - o->depth_lo];
+		if (!table_well_formed(x)) {
+			pf_filter_error(&run->f, recno, "per-move scores "
+			    "(depth %d): malformed extension", d);
+			return -1;
+		}
+		if ((rv = pf_target_mix_add(run->target, x->data,
+		    x->len)) < 0) {
+			pf_filter_error(&run->f, recno, "%s (depth %d)",
+			    pf_target_error(run->target), d);
+			return -1;
+		}
+		if (rv == 0)
+			goto missing;
+	}
+	if ((rv = pf_target_mix_payload(run->target, dst)) < 0) {
+		pf_filter_error(&run->f, recno, "%s",
+		    pf_target_error(run->target));
+		return -1;
+	}
+	run->averaged++;
+	return rv;
+missing:
+	if (o->require) {
+		pf_filter_error(&run->f, recno, "no complete per-move table of "
+		    "every depth %d-%d (--require)", o->depth_lo, o->depth_hi);
+		return -1;
+	}
+	run->single++;
+	return NO_RANGE;
+}
+
+/*
  * Build the record's new extension area in run->eb: its extensions minus
  * the targets this run replaces, then the policy and the value targets
  * (the linear reward is added later, when the game is complete).
@@ -414,6 +529,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 	pf_evalsel_pick tpick = { 0 }, epick = { 0 };
 	pf_eval v, best;
 	int rv, nrepl = 0, have_table, have_eval, have_repaired = 0, i, plen;
+	int picked;
 	pf_repair rp;
 	uint8_t *p;
 	double r = -1, cp;
@@ -427,17 +543,24 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 
 	/* One pass over the extensions: the table and evaluation to use,
 	   and whether anything is replaced. */
+	if (o->depth_lo > 0) {
+		run->depth_open = 0;
+		memset(run->have_depth, 0, sizeof(run->have_depth));
+	}
 	pf_ext_iter_init(&it, rec);
 	while ((rv = pf_ext_next(&it, &x)) == 1) {
 		if (replaced(o, &x))
 			nrepl++;
 		if (x.type == PF_EXT_MOVESCORES && o->pp.method != 0) {
-			if (pf_evalsel_offer_table(&o->sel, &tpick, &x) < 0) {
+			if ((picked = pf_evalsel_offer_table(&o->sel, &tpick,
+			    &x)) < 0) {
 				pf_filter_error(&run->f, recno, "per-move scores: "
 				    "extension too short (%" PRIu32 " bytes)",
 				    x.len);
 				return -1;
 			}
+			if (o->depth_lo > 0)
+				offer_depth(run, &tpick, &x, picked);
 		} else if (x.type == PF_EXT_EVAL && o->nvalues > 0) {
 			if (pf_eval_decode_head(&x, &v) == -1) {
 				pf_filter_error(&run->f, recno, "malformed evaluation "
@@ -507,7 +630,12 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 				goto nomem;
 			run->eb.len -= PF_EXT_HEADER_SIZE +
 			    PF_POLICY_PAYLOAD_MAX;
-			if ((plen = pf_target_policy_payload(run->target,
+			plen = NO_RANGE;
+			if (o->depth_lo > 0 &&
+			    (plen = depth_policy(run, recno, p)) == -1)
+				return -1;
+			if (plen == NO_RANGE && (plen =
+			    pf_target_policy_payload(run->target,
 			    &run->chain.b, table.data, table.len, p)) < 0) {
 				pf_filter_error(&run->f, recno, "%s",
 				    pf_target_error(run->target));
@@ -825,6 +953,12 @@ main(int argc, char *argv[])
 		for (i = 0; i < argc && !run.f.stop; i++)
 			run_file(&run, argv[i]);
 	}
+	if (run.single > 0)
+		pf_warnx("--policy-depths %d-%d: %" PRIu64 " of %" PRIu64
+		    " records lacked a complete per-move table of some depth "
+		    "in the range: their policy is the final table's alone",
+		    o.depth_lo, o.depth_hi, run.single,
+		    run.single + run.averaged);
 	pf_target_free(run.target);
 	pf_extbuf_free(&run.eb);
 	free(run.game.recs);

@@ -43,6 +43,7 @@
 #include "uci.h"
 #include "pool.h"
 #include "evalcache.h"
+#include "evalsel.h"
 
 #define NONE		UINT64_MAX
 #define MULTIPV_ALL	(-1)
@@ -51,6 +52,9 @@ struct opts {
 	int limit_kind;
 	uint64_t limit;
 	int multipv;		/* 0 not asked, MULTIPV_ALL, or K */
+	int tail_kind;		/* --tail-depth, --tail-nodes: PF_LIMIT_*, */
+	uint64_t tail_limit;	/* or PF_LIMIT_NONE */
+	const char *tail_arg;	/* as given, for messages */
 	int keep_depths;
 	pf_pool_opts pool;	/* -e, -j, -O, --retries, --timeout */
 	const char *output;
@@ -86,11 +90,25 @@ struct slot {
 	uint64_t recno;
 };
 
+/*
+ * The searches of a position: one; or, with a tail (--tail-depth,
+ * --tail-nodes) and more legal moves than -m K, the main search (MultiPV
+ * K) and then the tail search (the other moves, "go searchmoves", MultiPV
+ * their number) on the same engine, its hash kept between them.
+ */
+enum { PH_MAIN, PH_TAIL };
+
 /* What this tool keeps of each engine of the pool (lib/pool.c). */
 struct worker {
 	uint64_t slot;		/* seq being searched, or NONE */
 	uint64_t last;		/* seq of the last position given, or NONE */
 	uint64_t run;		/* the run it owns, or NONE */
+	int phase;		/* the search of slot it runs: PH_* */
+	int second;		/* slot's second search waits to be sent */
+	/* Between the two searches: what the first one gives. */
+	pf_extbuf pre;		/* the main search's evaluation, */
+	pf_extbuf post;		/* its shallower tables (-k), */
+	pf_movescores *tab;	/* and its table */
 };
 
 /* The key of every position in the window that is searched (or waits to
@@ -124,6 +142,7 @@ struct run {
 	pf_evalcache *cache;
 	int caching;
 	uint64_t setup;
+	pf_movescores *mix;	/* a hybrid table being made */
 	struct inflight fl;
 	pf_extbuf scratch;
 	int status;
@@ -150,7 +169,9 @@ static const char synopsis[] =
     "                [--cache-mem size] [--drop-failed] "
     "[--newgame game | position | never]\n"
     "                [--no-newgame] [--progress] [--retries n] "
-    "[--skip-done] [--timeout ms]\n"
+    "[--skip-done]\n"
+    "                [--tail-depth depth | --tail-nodes nodes] "
+    "[--timeout ms]\n"
     "                [--window n] [file ...]\n";
 
 static void
@@ -187,7 +208,42 @@ on_signal(int sig)
 enum { OPT_CACHE = 256, OPT_CACHE_MEM, OPT_DROP_FAILED, OPT_NEWGAME,
     OPT_NO_NEWGAME,
     OPT_PROGRESS,
-    OPT_SKIP_DONE, OPT_WINDOW };
+    OPT_SKIP_DONE, OPT_TAIL_DEPTH, OPT_TAIL_NODES, OPT_WINDOW };
+
+/*
+ * A tail (--tail-depth, --tail-nodes) scores the moves after the K best
+ * with a lesser limit of the same kind: it needs a count K with -m, and a
+ * limit below the main one.  A depth tail under a nodes limit (or the
+ * reverse) has no "below", so it is refused too.
+ */
+static int
+check_tail(const struct opts *o, int ntails)
+{
+	const char *name = o->tail_kind == PF_LIMIT_DEPTH ? "--tail-depth" :
+	    "--tail-nodes";
+
+	if (ntails > 1) {
+		pf_warnx("--tail-depth and --tail-nodes: give only one");
+		return -1;
+	}
+	if (o->multipv == 0 || o->multipv == MULTIPV_ALL) {
+		pf_warnx("%s %s: needs a count of best moves with -m (not all)",
+		    name, o->tail_arg);
+		return -1;
+	}
+	if (o->tail_kind != o->limit_kind) {
+		pf_warnx("%s %s: needs %s as the main limit", name, o->tail_arg,
+		    o->tail_kind == PF_LIMIT_DEPTH ? "--depth" : "--nodes");
+		return -1;
+	}
+	if (o->tail_limit >= o->limit) {
+		pf_warnx("%s %s: not below %s %llu", name, o->tail_arg,
+		    o->tail_kind == PF_LIMIT_DEPTH ? "--depth" : "--nodes",
+		    (unsigned long long)o->limit);
+		return -1;
+	}
+	return 0;
+}
 
 static int
 parse_opts(int argc, char **argv, struct opts *o)
@@ -212,6 +268,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "retries", required_argument, NULL, PF_POOL_OPT_RETRIES },
 		{ "skip-done", no_argument, NULL, OPT_SKIP_DONE },
+		{ "tail-depth", required_argument, NULL, OPT_TAIL_DEPTH },
+		{ "tail-nodes", required_argument, NULL, OPT_TAIL_NODES },
 		{ "timeout", required_argument, NULL, PF_POOL_OPT_TIMEOUT },
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "help", no_argument, NULL, 'h' },
@@ -220,7 +278,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	};
 	const char *errstr;
 	char err[512];
-	int ch, r, nlimits = 0;
+	int ch, r, nlimits = 0, ntails = 0;
 
 	memset(o, 0, sizeof(*o));
 	pf_pool_opts_init(&o->pool);
@@ -306,6 +364,20 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_SKIP_DONE:
 			o->skip_done = 1;
 			break;
+		case OPT_TAIL_DEPTH:
+			o->tail_kind = PF_LIMIT_DEPTH;
+			o->tail_limit = (uint64_t)pf_strtonum(optarg, 1, 255,
+			    &errstr);
+			o->tail_arg = optarg;
+			ntails++;
+			break;
+		case OPT_TAIL_NODES:
+			o->tail_kind = PF_LIMIT_NODES;
+			o->tail_limit = (uint64_t)pf_strtonum(optarg, 1,
+			    (long long)1e15, &errstr);
+			o->tail_arg = optarg;
+			ntails++;
+			break;
 		case OPT_WINDOW:
 			o->window = (int)pf_strtonum(optarg, 1, 1 << 22,
 			    &errstr);
@@ -343,6 +415,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (o->keep_depths && o->multipv == 0) {
 		pf_warnx("--keep-depths needs --multipv");
+		usage();
+		return 2;
+	}
+	if (ntails > 0 && check_tail(o, ntails) == -1) {
 		usage();
 		return 2;
 	}
@@ -423,6 +499,35 @@ multipv_code(const struct opts *o)
 	    (uint16_t)(o->multipv ? o->multipv : 1);
 }
 
+/*
+ * With a tail, an evaluation of the same limit and -m K is done only when
+ * its per-move table is complete (a plain -m K one lists K moves; with K
+ * at or above the legal moves it is the same as a hybrid) and, for
+ * --tail-depth, every move after the K-th was scored at that depth.  A
+ * --tail-nodes count is not in the stream: any complete table will do.
+ */
+static int
+tail_done(const struct run *R, const pf_record *rec, const pf_eval *e)
+{
+	pf_movescores *t;
+	pf_ext x;
+	int done;
+
+	if (e->source == PF_SRC_TERMINAL)
+		return 1;
+	if (pf_evalsel_table_of(rec, e, &x) != 1 ||
+	    (t = malloc(sizeof(*t))) == NULL)
+		return 0;
+	done = pf_movescores_decode(&x, t) == 0 &&
+	    (t->flags & PF_MSF_COMPLETE);
+	for (int i = R->o->multipv; done && i < t->n; i++)
+		if (R->o->tail_kind == PF_LIMIT_DEPTH &&
+		    t->m[i].depth != R->o->tail_limit)
+			done = 0;
+	free(t);
+	return done;
+}
+
 static int
 already_done(const struct run *R, const pf_record *rec)
 {
@@ -434,7 +539,8 @@ already_done(const struct run *R, const pf_record *rec)
 			continue;
 		if ((e.source == PF_SRC_ENGINE || e.source == PF_SRC_TERMINAL) &&
 		    e.limit_kind == R->o->limit_kind &&
-		    e.limit == R->o->limit && e.multipv == multipv_code(R->o))
+		    e.limit == R->o->limit && e.multipv == multipv_code(R->o) &&
+		    (R->o->tail_kind == PF_LIMIT_NONE || tail_done(R, rec, &e)))
 			return 1;
 	}
 	return 0;
@@ -481,11 +587,10 @@ terminal_eval(struct run *R, struct slot *s, enum pf_status st)
 	return r;
 }
 
+/* The evaluation of a finished search. */
 static int
-engine_eval(struct run *R, const pf_uci_search *S_in, pf_extbuf *out)
+put_eval(struct run *R, const pf_uci_search *S, pf_extbuf *out)
 {
-	/* The tables are tagged here; the pool hands them out for that. */
-	pf_uci_search *S = (pf_uci_search *)S_in;
 	const char *name = pf_pool_engine_name(R->pool);
 	pf_eval e;
 
@@ -493,18 +598,23 @@ engine_eval(struct run *R, const pf_uci_search *S_in, pf_extbuf *out)
 	pf_uci_search_eval(S, &e);
 	e.engine_len = (uint8_t)(strlen(name) > 255 ? 255 : strlen(name));
 	memcpy(e.engine, name, e.engine_len);
-	if (pf_eval_encode(&e, out) == -1)
-		return -1;
-	if (R->o->multipv == 0)
-		return 0;
-	if (!S->have_table) {
-		R->notable++;
-		return 0;
-	}
-	S->table.limit_kind = (uint8_t)R->o->limit_kind;
-	S->table.limit = R->o->limit;
-	if (pf_movescores_encode(&S->table, out) == -1)
-		return -1;
+	return pf_eval_encode(&e, out);
+}
+
+/* A final per-move table, tagged with the main limit (a hybrid's table
+   too: its evaluation is the main search's). */
+static int
+put_table(struct run *R, pf_movescores *t, pf_extbuf *out)
+{
+	t->limit_kind = (uint8_t)R->o->limit_kind;
+	t->limit = R->o->limit;
+	return pf_movescores_encode(t, out);
+}
+
+/* The tables of the shallower depths the search completed (-k). */
+static int
+put_hist(struct run *R, pf_uci_search *S, pf_extbuf *out)
+{
 	for (int i = 0; i + 1 < S->nhist; i++) {
 		S->hist[i].limit_kind = (uint8_t)R->o->limit_kind;
 		S->hist[i].limit = R->o->limit;
@@ -513,6 +623,58 @@ engine_eval(struct run *R, const pf_uci_search *S_in, pf_extbuf *out)
 			return -1;
 	}
 	return 0;
+}
+
+static int
+engine_eval(struct run *R, const pf_uci_search *S_in, pf_extbuf *out)
+{
+	/* The tables are tagged here; the pool hands them out for that. */
+	pf_uci_search *S = (pf_uci_search *)S_in;
+
+	if (put_eval(R, S, out) == -1)
+		return -1;
+	if (R->o->multipv == 0)
+		return 0;
+	if (!S->have_table) {
+		R->notable++;
+		return 0;
+	}
+	if (put_table(R, &S->table, out) == -1 || put_hist(R, S, out) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * The hybrid table (--tail-depth, --tail-nodes): the K best moves of the
+ * main search, then every other move the tail search scored, in its
+ * order, each with the depth it was scored at.  A tail move never ranks
+ * above the K-th: a score above the K-th's (the shallower search saw the
+ * move better than the deeper one saw the K-th) is lowered to it.
+ */
+static void
+hybrid_table(const pf_movescores *top, const pf_movescores *tail,
+    int nlegal, pf_movescores *out)
+{
+	const pf_movescore *kth = &top->m[top->n - 1];
+	int32_t cap = pf_score_cp(kth->score_kind, kth->score);
+
+	*out = *top;
+	for (int i = 0; tail != NULL && i < tail->n &&
+	    out->n < PF_MAX_MOVES; i++) {
+		pf_movescore m = tail->m[i];
+		int j;
+
+		for (j = 0; j < top->n && top->m[j].move != m.move; j++)
+			continue;
+		if (j < top->n)
+			continue;	/* one of the K best */
+		if (pf_score_cp(m.score_kind, m.score) > cap) {
+			m.score_kind = kth->score_kind;
+			m.score = kth->score;
+		}
+		out->m[out->n++] = m;
+	}
+	out->flags = out->n == nlegal ? PF_MSF_COMPLETE : 0;
 }
 
 /* ---- the window ----------------------------------------------------------- */
@@ -918,6 +1080,77 @@ new_game(const struct run *R, const pf_record *rec, int new_run)
 	}
 }
 
+/* The search of phase ph (PH_*) of the position in slot s for E. */
+static void
+make_job(const struct run *R, const struct slot *s, const struct worker *E,
+    int ph, pf_pool_job *job)
+{
+	pf_move moves[PF_MAX_MOVES];
+	int n, j;
+
+	memset(job, 0, sizeof(*job));
+	job->board = s->board;
+	job->attempts = s->attempts;
+	job->user = (void *)s;
+	if (ph == PH_MAIN) {
+		job->limit_kind = (uint8_t)R->o->limit_kind;
+		job->limit = R->o->limit;
+		job->multipv = R->o->multipv == MULTIPV_ALL ? PF_MAX_MOVES :
+		    (R->o->multipv ? R->o->multipv : 1);
+		job->keep_depths = R->o->keep_depths;
+		return;
+	}
+	job->limit_kind = (uint8_t)R->o->tail_kind;
+	job->limit = R->o->tail_limit;
+	/* Every legal move but the K best of the main search. */
+	n = pf_gen_legal(&s->board, moves);
+	for (int i = 0; i < n; i++) {
+		for (j = 0; j < E->tab->n && E->tab->m[j].move != moves[i]; j++)
+			continue;
+		if (j == E->tab->n)
+			job->searchmoves[job->nsearchmoves++] = moves[i];
+	}
+	job->multipv = job->nsearchmoves;
+}
+
+/* E's position goes back to wait for an engine: its engine was given
+   up.  Whatever its first search found is dropped. */
+static void
+give_back(struct run *R, struct worker *E)
+{
+	uint64_t seq = E->slot;
+	struct slot *s = at(R, seq);
+
+	s->state = S_PENDING;
+	R->npending++;
+	if (seq < R->scan)
+		R->scan = seq;
+	E->run = NONE;
+	E->slot = NONE;
+	E->second = 0;
+}
+
+/* Send the second search of E's position, on the engine the first ran
+   on, right after it: no "ucinewgame", so the hash is kept.  An engine
+   restarted in between gets it once it is ready (dispatch). */
+static void
+start_second(struct run *R, int i)
+{
+	struct worker *E = &R->wk[i];
+	pf_pool_job job;
+
+	if (pf_pool_dead(R->pool, i)) {
+		give_back(R, E);
+		return;
+	}
+	if (!pf_pool_idle(R->pool, i) || got_signal)
+		return;
+	E->second = 0;
+	E->phase = PH_TAIL;
+	make_job(R, at(R, E->slot), E, E->phase, &job);
+	(void)pf_pool_start(R->pool, i, &job);
+}
+
 static void
 dispatch(struct run *R)
 {
@@ -927,6 +1160,10 @@ dispatch(struct run *R)
 		struct worker *E = &R->wk[i];
 		uint64_t q;
 
+		if (E->second) {
+			start_second(R, i);
+			continue;
+		}
 		if (pf_pool_dead(R->pool, i))
 			E->run = NONE;	/* another engine takes the run over */
 		if (!pf_pool_idle(R->pool, i) || got_signal)
@@ -941,16 +1178,9 @@ dispatch(struct run *R)
 		E->run = s->run;
 		E->slot = q;
 		E->last = q;
-		memset(&job, 0, sizeof(job));
-		job.board = s->board;
-		job.limit_kind = (uint8_t)R->o->limit_kind;
-		job.limit = R->o->limit;
-		job.multipv = R->o->multipv == MULTIPV_ALL ? PF_MAX_MOVES :
-		    (R->o->multipv ? R->o->multipv : 1);
-		job.keep_depths = R->o->keep_depths;
+		E->phase = PH_MAIN;
+		make_job(R, s, E, E->phase, &job);
 		job.newgame = new_game(R, &s->rec, new_run);
-		job.attempts = s->attempts;
-		job.user = s;
 		(void)pf_pool_start(R->pool, i, &job);
 	}
 }
@@ -969,11 +1199,54 @@ pool_warn(void *ctx, void *user, const char *msg)
 		pf_warnx("%s", msg);
 }
 
+/*
+ * A finished search of E's position s: 0 when s->add holds the position's
+ * results, 1 when its second search is to follow, -1 out of memory.
+ */
+static int
+searched(struct run *R, struct worker *E, const pf_uci_search *S_in,
+    struct slot *s)
+{
+	/* The tables are tagged here; the pool hands them out for that. */
+	pf_uci_search *S = (pf_uci_search *)S_in;
+	pf_move moves[PF_MAX_MOVES];
+	int nlegal;
+
+	if (R->o->tail_kind == PF_LIMIT_NONE)
+		return engine_eval(R, S, &s->add);
+	nlegal = pf_gen_legal(&s->board, moves);
+	if (E->phase == PH_MAIN) {
+		/* No table (a nodes limit too small), or the K best are all
+		   the moves: nothing for a tail search to do. */
+		if (!S->have_table || S->table.n >= nlegal)
+			return engine_eval(R, S, &s->add);
+		pf_extbuf_reset(&E->pre);
+		pf_extbuf_reset(&E->post);
+		if (put_eval(R, S, &E->pre) == -1 ||
+		    put_hist(R, S, &E->post) == -1)
+			return -1;
+		*E->tab = S->table;
+		return 1;
+	}
+	/* The tail search: it may have no table when a nodes limit ended
+	   it too early; the K best are written then, not complete. */
+	hybrid_table(E->tab, S->have_table ? &S->table : NULL, nlegal,
+	    R->mix);
+	if (!(R->mix->flags & PF_MSF_COMPLETE))
+		R->notable++;
+	if (pf_extbuf_append_raw(&s->add, E->pre.data, E->pre.len) == -1 ||
+	    put_table(R, R->mix, &s->add) == -1 ||
+	    pf_extbuf_append_raw(&s->add, E->post.data, E->post.len) == -1)
+		return -1;
+	return 0;
+}
+
 /* The finished searches of the pool. */
 static void
 take_events(struct run *R)
 {
 	pf_pool_event ev;
+	int r;
 
 	while (pf_pool_next_event(R->pool, &ev)) {
 		struct worker *E = &R->wk[ev.engine];
@@ -984,10 +1257,16 @@ take_events(struct run *R)
 		s->attempts = ev.attempts;
 		switch (ev.type) {
 		case PF_POOL_DONE:
-			if (engine_eval(R, ev.search, &s->add) == -1) {
+			if ((r = searched(R, E, ev.search, s)) == -1) {
 				pf_warnx("out of memory");
 				R->fatal = 1;
 				return;
+			}
+			if (r == 1) {
+				E->slot = seq;
+				E->second = 1;
+				start_second(R, ev.engine);
+				break;
 			}
 			R->searched++;
 			if (R->caching && pf_evalcache_put(R->cache, s->key,
@@ -1009,11 +1288,8 @@ take_events(struct run *R)
 			finish(R, seq, 1);
 			break;
 		default:	/* PF_POOL_RETURNED: its engine was given up */
-			s->state = S_PENDING;
-			R->npending++;
-			if (seq < R->scan)
-				R->scan = seq;
-			E->run = NONE;
+			E->slot = seq;
+			give_back(R, E);
 			break;
 		}
 	}
@@ -1120,16 +1396,29 @@ loop(struct run *R)
 	}
 }
 
+/*
+ * The engine setup in the cache key.  A tail's kind and limit are part of
+ * it (a hybrid result is another search than the plain one of the same
+ * limit and -m); without a tail the key is what it always was, so
+ * existing cache files still hit.
+ */
 static uint64_t
 setup_hash(const struct opts *o)
 {
 	XXH64_state_t st;
+	uint8_t tail[16];
 
 	XXH64_reset(&st, 0);
 	XXH64_update(&st, o->pool.engine, strlen(o->pool.engine) + 1);
 	for (int i = 0; i < o->pool.noptions; i++)
 		XXH64_update(&st, o->pool.options[i],
 		    strlen(o->pool.options[i]) + 1);
+	if (o->tail_kind != PF_LIMIT_NONE) {
+		memcpy(tail, "\0tail\0\0", 8);
+		tail[6] = (uint8_t)o->tail_kind;
+		pf_put64(tail + 8, o->tail_limit);
+		XXH64_update(&st, tail, sizeof(tail));
+	}
 	return XXH64_digest(&st);
 }
 
@@ -1148,7 +1437,7 @@ main(int argc, char **argv)
 	struct opts o;
 	struct run R;
 	struct sigaction sa;
-	int compress = 0, fd = -1, r, incomplete = 0;
+	int compress = 0, fd = -1, r, incomplete = 0, nomem;
 
 	pf_prog_init(argv);
 	memset(&R, 0, sizeof(R));
@@ -1183,9 +1472,13 @@ main(int argc, char **argv)
 	R.neng = o.pool.jobs;
 	R.win = calloc(R.cap, sizeof(*R.win));
 	R.wk = calloc((size_t)R.neng, sizeof(*R.wk));
+	R.mix = malloc(sizeof(*R.mix));
+	nomem = R.win == NULL || R.wk == NULL || R.mix == NULL;
+	for (int i = 0; !nomem && i < R.neng; i++)
+		nomem = (R.wk[i].tab = malloc(sizeof(*R.wk[i].tab))) == NULL;
 	R.caching = o.cache_mem > 0 || o.cache_file != NULL;
 	R.setup = setup_hash(&o);
-	if (R.win == NULL || R.wk == NULL || fl_init(&R.fl, R.cap) == -1 ||
+	if (nomem || fl_init(&R.fl, R.cap) == -1 ||
 	    (R.cache = pf_evalcache_new(o.cache_mem)) == NULL) {
 		pf_warn("malloc");
 		R.status = PF_EXIT_DATA;
@@ -1289,6 +1582,12 @@ out:
 			pf_extbuf_free(&R.win[i].add);
 		}
 	pf_extbuf_free(&R.scratch);
+	for (int i = 0; R.wk != NULL && i < R.neng; i++) {
+		pf_extbuf_free(&R.wk[i].pre);
+		pf_extbuf_free(&R.wk[i].post);
+		free(R.wk[i].tab);
+	}
+	free(R.mix);
 	free(R.win);
 	free(R.wk);
 	free(R.fl.key);

@@ -107,3 +107,41 @@ pf_policy_opts_params(const pf_policy_opts *po, pf_policy_params *pp,
 		pp->temperature = po->temperature;
 	return 0;
 }
+
+int
+pf_opt_range(const char *opt, const char *arg, long long min, long long max,
+    int *lo, int *hi, char *err, size_t errlen)
+{
+	const char *dash, *errstr, *which = "first";
+	char first[32];
+	long long a, b = 0;
+	size_t len;
+
+	dash = strchr(arg, '-');
+	if (dash == NULL || dash == arg ||
+	    (len = (size_t)(dash - arg)) >= sizeof(first)) {
+		snprintf(err, errlen, "%s: %s: want A-B (%lld <= A <= B <= "
+		    "%lld)", opt, arg, min, max);
+		return -1;
+	}
+	memcpy(first, arg, len);
+	first[len] = '\0';
+	a = pf_strtonum(first, min, max, &errstr);
+	if (errstr == NULL) {
+		which = "last";
+		b = pf_strtonum(dash + 1, min, max, &errstr);
+	}
+	if (errstr != NULL) {
+		snprintf(err, errlen, "%s: %s: %s number %s (want %lld to "
+		    "%lld)", opt, arg, which, errstr, min, max);
+		return -1;
+	}
+	if (a > b) {
+		snprintf(err, errlen, "%s: %s: the first is above the last",
+		    opt, arg);
+		return -1;
+	}
+	*lo = (int)a;
+	*hi = (int)b;
+	return 0;
+}

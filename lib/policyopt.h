@@ -60,4 +60,15 @@ int	pf_policy_opts_params(const pf_policy_opts *po, pf_policy_params *pp,
 int	pf_opt_double(const char *opt, const char *arg, double min,
 	    double max, int positive, double *out, char *err, size_t errlen);
 
+/*
+ * A range option "A-B" of two integers with min <= A <= B <= max
+ * (softtarget --policy-depths).  0 and *lo, *hi set, or -1 with the
+ * reason in err: "OPT: ARG: want A-B (MIN <= A <= B <= MAX)" when it is
+ * not two numbers joined by a dash, "OPT: ARG: first number too small
+ * (want MIN to MAX)" and the like, or "OPT: ARG: the first is above the
+ * last".
+ */
+int	pf_opt_range(const char *opt, const char *arg, long long min,
+	    long long max, int *lo, int *hi, char *err, size_t errlen);
+
 #endif

@@ -234,6 +234,9 @@ send_search(pf_pool *p, struct engine *E)
 	int want;
 
 	pf_uci_search_begin(E->search, &j->board, j->multipv, j->keep_depths);
+	if (j->nsearchmoves > 0)
+		pf_uci_search_restrict(E->search, j->searchmoves,
+		    j->nsearchmoves);
 	want = E->search->want;
 	if (want != E->multipv) {
 		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n,

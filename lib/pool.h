@@ -51,7 +51,9 @@ typedef struct pf_pool_job {
 	int multipv;			/* lines wanted; PF_MAX_MOVES: all */
 	int keep_depths;		/* keep every depth's table */
 	int newgame;			/* "ucinewgame" and isready first */
-	int nsearchmoves;		/* > 0: "searchmoves" these only */
+	/* > 0: "searchmoves" these only; the lines wanted and the table
+	   (complete when it lists them all) count among them. */
+	int nsearchmoves;
 	pf_move searchmoves[PF_MAX_MOVES];
 	int attempts;			/* faults so far (a returned job's) */
 	void *user;

@@ -40,6 +40,13 @@ struct pf_target {
 	uint16_t ndrop[PF_MAX_MOVES + 1];	/* zeman: moves dropped of n */
 	uint16_t q[PF_MAX_MOVES];	/* pf_target_policy_payload() */
 	pf_policy pol;			/* the same, other than the fast path */
+	/* Depth averaging (pf_target_mix_*), by index in legal[]. */
+	int mix_nlegal;			/* -1: no position begun */
+	int mix_ntables;
+	double mix_sum;			/* the last table's weight sum */
+	double mix_acc[PF_MAX_MOVES];	/* sum of the tables' probabilities */
+	double mix_w[PF_MAX_MOVES];	/* the last table's weights */
+	int mix_rank[PF_MAX_MOVES];	/* place in the last table's order */
 	char err[160];
 };
 
@@ -429,6 +436,7 @@ pf_target_new(const pf_policy_params *params)
 		return NULL;
 	t->params = *params;
 	t->params_ok = params_ok(params);
+	t->mix_nlegal = -1;
 	/* floor(drop * n) for every table size, once (see zeman()). */
 	for (n = 0; n <= PF_MAX_MOVES; n++) {
 		d = t->params_ok ? (int)floor(params->drop * n + DROP_EPS) : 0;
@@ -798,6 +806,23 @@ pf_target_policy(pf_target *t, const pf_board *b, const pf_movescores *s,
 	    out);
 }
 
+/* The entries of a per-move table's payload, or -1 (t->err set) when it
+   is shorter than its fixed part and entry count say. */
+static int
+table_entries(pf_target *t, const uint8_t *data, uint32_t len)
+{
+	int n;
+
+	if (len < PF_MOVESCORES_FIXED ||
+	    (n = pf_get16(data + 12)) > PF_MAX_MOVES ||
+	    (len - PF_MOVESCORES_FIXED) / PF_MOVESCORE_SIZE < (uint32_t)n) {
+		snprintf(t->err, sizeof(t->err),
+		    "per-move scores: malformed extension");
+		return -1;
+	}
+	return n;
+}
+
 int
 pf_target_policy_ext(pf_target *t, const pf_board *b, const uint8_t *data,
     uint32_t len, pf_policy *out)
@@ -809,13 +834,8 @@ pf_target_policy_ext(pf_target *t, const pf_board *b, const uint8_t *data,
 		snprintf(t->err, sizeof(t->err), "invalid policy parameters");
 		return -1;
 	}
-	if (len < PF_MOVESCORES_FIXED ||
-	    (n = pf_get16(data + 12)) > PF_MAX_MOVES ||
-	    (len - PF_MOVESCORES_FIXED) / PF_MOVESCORE_SIZE < (uint32_t)n) {
-		snprintf(t->err, sizeof(t->err),
-		    "per-move scores: malformed extension");
+	if ((n = table_entries(t, data, len)) == -1)
 		return -1;
-	}
 	return policy_core(t, b, data + PF_MOVESCORES_FIXED, n,
 	    data[1] & PF_MSF_COMPLETE, out);
 }
@@ -988,13 +1008,8 @@ pf_target_policy_payload(pf_target *t, const pf_board *b,
 		snprintf(t->err, sizeof(t->err), "invalid policy parameters");
 		return -1;
 	}
-	if (len < PF_MOVESCORES_FIXED ||
-	    (n = pf_get16(data + 12)) > PF_MAX_MOVES ||
-	    (len - PF_MOVESCORES_FIXED) / PF_MOVESCORE_SIZE < (uint32_t)n) {
-		snprintf(t->err, sizeof(t->err),
-		    "per-move scores: malformed extension");
+	if ((n = table_entries(t, data, len)) == -1)
 		return -1;
-	}
 	/* The flag only says which path to try first: zeman_fast() and
 	   match_sets() check the table themselves. */
 	complete = data[1] & PF_MSF_COMPLETE;
@@ -1013,6 +1028,122 @@ pf_target_policy_payload(pf_target *t, const pf_board *b,
 		pf_put32(dst + PF_POLICY_FIXED + 4 * i, (uint32_t)pol->move[i] |
 		    (uint32_t)pol->prob[i] << 16);
 	return PF_POLICY_FIXED + 4 * pol->n;
+}
+
+/* ---- depth averaging ------------------------------------------------- */
+
+int
+pf_target_mix_begin(pf_target *t, const pf_board *b)
+{
+	t->mix_nlegal = pf_gen_legal(b, t->legal);
+	t->mix_ntables = 0;
+	t->mix_sum = 0;
+	memset(t->mix_acc, 0, sizeof(t->mix_acc));
+	return t->mix_nlegal;
+}
+
+/*
+ * The table is matched by the careful path (it names the first bad
+ * move), then weighted as policy_core() weights it: a zeman table in
+ * score order by zeman_sorted(), listed in table order; any other by
+ * policy_weights(), listed by decreasing score.  Each move's probability
+ * (weight / sum) is added to its legal move's total; the weights, their
+ * sum and the listing order are kept for the payload, so that one table
+ * gives the bytes pf_target_policy_payload() gives.
+ */
+int
+pf_target_mix_add(pf_target *t, const uint8_t *data, uint32_t len)
+{
+	const uint8_t *raw = data + PF_MOVESCORES_FIXED;
+	double *w = t->sorted, sum, inv;
+	int n, nlegal = t->mix_nlegal, i, j, sorted = 1;
+
+	t->err[0] = 0;
+	if (!t->params_ok) {
+		snprintf(t->err, sizeof(t->err), "invalid policy parameters");
+		return -1;
+	}
+	if (nlegal < 0) {
+		snprintf(t->err, sizeof(t->err), "no position begun");
+		return -1;
+	}
+	if ((n = table_entries(t, data, len)) == -1)
+		return -1;
+	if (match_careful(t, raw, n, nlegal) == -1)
+		return -1;
+	/* Every table move is legal and listed once, so n == nlegal
+	   means every legal move is listed. */
+	if (n != nlegal)
+		return 0;
+	t->mix_ntables++;
+	if (n == 0)
+		return 1;
+	if (t->params.method == PF_POLICY_ZEMAN)
+		for (j = 1; j < n; j++)
+			sorted &= t->cp[j - 1] >= t->cp[j];
+	else
+		sorted = 0;
+	if (sorted) {
+		sum = zeman_sorted(t, t->cp, n, w);
+		for (j = 0; j < n; j++)
+			t->order[j] = j;
+	} else
+		sum = policy_weights(&t->params, t->cp, n, t->order, w,
+		    t->prob);
+	inv = 1.0 / sum;
+	for (j = 0; j < n; j++) {
+		i = find_legal(t, nlegal, t->tmove[t->order[j]]);
+		t->mix_w[i] = w[t->order[j]];
+		t->mix_acc[i] += w[t->order[j]] * inv;
+		t->mix_rank[i] = j;
+	}
+	t->mix_sum = sum;
+	return 1;
+}
+
+int
+pf_target_mix_payload(pf_target *t, uint8_t *dst)
+{
+	int idx[PF_MAX_MOVES], nlegal = t->mix_nlegal, i, j, k, nz;
+	const double *src;
+	double *w = t->sorted, sum = 0;
+
+	t->err[0] = 0;
+	if (nlegal < 0 || (nlegal > 0 && t->mix_ntables == 0)) {
+		snprintf(t->err, sizeof(t->err), "no per-move table to "
+		    "average");
+		return -1;
+	}
+	if (nlegal == 0)
+		return 0;
+	/* Decreasing average, ties in the last table's order. */
+	for (i = 0; i < nlegal; i++) {
+		k = i;
+		for (j = i; j > 0 && (t->mix_acc[idx[j - 1]] < t->mix_acc[k] ||
+		    (t->mix_acc[idx[j - 1]] == t->mix_acc[k] &&
+		    t->mix_rank[idx[j - 1]] > t->mix_rank[k])); j--)
+			idx[j] = idx[j - 1];
+		idx[j] = k;
+	}
+	/* One table: its own weights, as pf_target_policy_payload(). */
+	src = t->mix_ntables == 1 ? t->mix_w : t->mix_acc;
+	for (i = 0, nz = 0; i < nlegal; i++) {
+		w[i] = src[idx[i]];
+		if (w[i] > 0)
+			nz = i + 1;
+	}
+	if (t->mix_ntables == 1)
+		sum = t->mix_sum;
+	else
+		for (i = 0; i < nz; i++)
+			sum += w[i];
+	quantize_positive(w, nz, PF_POLICY_QUANTA / sum, t->q);
+	payload_header(t, nlegal, dst);
+	for (i = 0; i < nlegal; i++)
+		pf_put32(dst + PF_POLICY_FIXED + 4 * i,
+		    (uint32_t)t->legal[idx[i]] |
+		    (uint32_t)(i < nz ? t->q[i] : 0) << 16);
+	return PF_POLICY_FIXED + 4 * nlegal;
 }
 
 double

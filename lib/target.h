@@ -124,6 +124,32 @@ int	pf_target_policy_payload(pf_target *t, const pf_board *b,
 #define PF_MOVESCORES_FIXED	14
 #define PF_MOVESCORE_SIZE	8
 
+/*
+ * Depth averaging (softtarget --policy-depths): the policy of one
+ * position from several complete tables (say the per-depth tables of one
+ * search, uci-eval --keep-depths), each turned into probabilities as
+ * pf_target_policy() does, averaged move by move with equal weights, and
+ * stored as pf_target_policy_payload() stores one table's.
+ *
+ * pf_target_mix_begin() starts a position and returns its number of
+ * legal moves.  pf_target_mix_add() adds one table (a PF_EXT_MOVESCORES
+ * payload, ext.h layout): 1 added; 0 when it lacks some legal move (an
+ * incomplete table is not averaged: nothing is added); -1 when it is
+ * malformed or lists a move that is not legal, a move twice, or an
+ * unknown score kind (the reason in pf_target_error(), as for
+ * pf_target_policy()).  pf_target_mix_payload() writes the PF_EXT_POLICY
+ * payload of the average into dst (room for PF_POLICY_PAYLOAD_MAX bytes):
+ * every legal move, in decreasing average probability (ties in the order
+ * of the last table added), quantised by the largest-remainder method of
+ * pf_policy_quantize().  It returns the payload's length, 0 when the
+ * position has no legal moves, or -1 when no table was added.  With one
+ * table added the payload is the one pf_target_policy_payload() writes
+ * for that table.
+ */
+int	pf_target_mix_begin(pf_target *t, const pf_board *b);
+int	pf_target_mix_add(pf_target *t, const uint8_t *data, uint32_t len);
+int	pf_target_mix_payload(pf_target *t, uint8_t *dst);
+
 /* The reason of the last -1; valid until the next call on t. */
 const char *pf_target_error(const pf_target *t);
 

@@ -849,9 +849,11 @@ pf_uci_search_begin(pf_uci_search *s, const pf_board *b, int multipv,
 
 	s->board = *b;
 	s->nlegal = pf_gen_legal(b, moves);
+	s->asked = multipv;
 	s->want = multipv < s->nlegal ? multipv : s->nlegal;
 	if (s->want < 1)
 		s->want = 1;
+	s->nallowed = 0;
 	s->keep_depths = keep_depths;
 	s->have_best = 0;
 	s->bestmove = PF_MOVE_NONE;
@@ -862,6 +864,36 @@ pf_uci_search_begin(pf_uci_search *s, const pf_board *b, int multipv,
 	s->nhist = 0;
 	s->garbage = 0;
 	s->err[0] = '\0';
+}
+
+void
+pf_uci_search_restrict(pf_uci_search *s, const pf_move *moves, int n)
+{
+	pf_move legal[PF_MAX_MOVES];
+
+	if (n > PF_MAX_MOVES)
+		n = PF_MAX_MOVES;
+	if (n <= 0) {
+		s->nallowed = 0;
+		s->nlegal = pf_gen_legal(&s->board, legal);
+	} else {
+		memcpy(s->allowed, moves, (size_t)n * sizeof(moves[0]));
+		s->nallowed = s->nlegal = n;
+	}
+	s->want = s->asked < s->nlegal ? s->asked : s->nlegal;
+	if (s->want < 1)
+		s->want = 1;
+}
+
+static int
+allowed(const pf_uci_search *s, pf_move m)
+{
+	if (s->nallowed == 0)
+		return 1;
+	for (int i = 0; i < s->nallowed; i++)
+		if (s->allowed[i] == m)
+			return 1;
+	return 0;
 }
 
 /* Convert the pv text into moves, stopping at the first illegal one.
@@ -964,7 +996,8 @@ search_info(pf_uci_search *s, const char *line)
 		s->best = pl;
 		s->have_best = 1;
 	}
-	if (idx > s->want || pl.pv_len == 0 || in.depth < s->tab_depth)
+	if (idx > s->want || pl.pv_len == 0 || in.depth < s->tab_depth ||
+	    !allowed(s, pl.pv[0]))
 		return 0;
 	if (in.depth > s->tab_depth) {
 		s->tab_depth = in.depth;

@@ -176,8 +176,11 @@ typedef struct pf_uci_pvline {
  */
 typedef struct pf_uci_search {
 	pf_board board;
-	int nlegal, want;		/* legal moves, lines expected */
+	int nlegal, want;		/* moves it may report, lines expected */
+	int asked;			/* the multipv of pf_uci_search_begin */
 	int keep_depths;
+	int nallowed;			/* > 0: pf_uci_search_restrict's moves */
+	pf_move allowed[PF_MAX_MOVES];
 	int have_best;
 	pf_uci_pvline best;		/* last unbounded multipv-1 line */
 	pf_move bestmove;
@@ -199,6 +202,13 @@ void	pf_uci_search_free(pf_uci_search *s);
    legal moves for "all"); keep_depths keeps every complete table. */
 void	pf_uci_search_begin(pf_uci_search *s, const pf_board *b, int multipv,
 	    int keep_depths);
+/*
+ * Restrict a begun search to the n moves given, as "go searchmoves" does:
+ * at most n lines are expected, a table is complete when it lists all n,
+ * and a line whose first move is not one of them (an engine that ignores
+ * searchmoves) is left out of the tables.  n <= 0 lifts the restriction.
+ */
+void	pf_uci_search_restrict(pf_uci_search *s, const pf_move *moves, int n);
 /*
  * Feed one line.  0: consumed (or ignored), 1: a legal "bestmove" ended
  * the search with at least one score line, -1: a fault (illegal bestmove,

@@ -16,23 +16,7 @@ MKREC="$BUILD_DIR/tests/tools/mkrec"
 START='rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
 MATED='rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3'
 
-# Append the n-byte little-endian hex of a (possibly negative) number to
-# HEX.  No subshells: the helpers below build many bytes.
-le() {
-	local v=$1 n=$2 i b
-	for ((i = 0; i < n; i++)); do
-		printf -v b '%02x' $(((v >> (8 * i)) & 255))
-		HEX+=$b
-	done
-}
-
-# Set MV to a move as posflow's u16 (from | to << 6) from UCI squares.
-mv() {
-	local f F
-	printf -v f '%d' "'${1:0:1}"
-	printf -v F '%d' "'${1:2:1}"
-	MV=$((f - 97 + 8 * (${1:1:1} - 1) | (F - 97 + 8 * (${1:3:1} - 1)) << 6))
-}
+# le and move16 (tests/helper.bash) build the bytes.
 
 # table LIMIT FLAGS DEPTH MOVE:cp|mate:N ...: a movescores extension
 # (ext=3:HEX) of the given depth searched with LIMIT (depth:D or
@@ -44,7 +28,7 @@ table() {
 	le $kind 1; le "$flags" 1; le "$depth" 2; le "${limit#*:}" 8; le $# 2
 	for e in "$@"; do
 		IFS=: read -r m k v <<< "$e"
-		mv "$m"
+		move16 "$m"
 		le "$MV" 2
 		if [ "$k" = mate ]; then le 1 1; else le 0 1; fi
 		le "$depth" 1
@@ -63,7 +47,7 @@ ev() {
 	le "${score#*:}" 4; le "${limit#*:}" 8
 	HEX+=000000000000
 	le "$3" 2; le "$3" 2
-	mv "$4"
+	move16 "$4"
 	le "$MV" 2; le 0 8; le 0 4
 	echo "ext=2:${HEX}0100000000"
 }

@@ -60,3 +60,21 @@ setup_python() {
 	export PY
 }
 
+# Append the n-byte little-endian hex of a (possibly negative) number to
+# HEX.  No subshells: the test helpers that build extensions make many
+# bytes.
+le() {
+	local v=$1 n=$2 i b
+	for ((i = 0; i < n; i++)); do
+		printf -v b '%02x' $(((v >> (8 * i)) & 255))
+		HEX+=$b
+	done
+}
+
+# Set MV to a move as posflow's u16 (from | to << 6) from UCI squares.
+move16() {
+	local f F
+	printf -v f '%d' "'${1:0:1}"
+	printf -v F '%d' "'${1:2:1}"
+	MV=$((f - 97 + 8 * (${1:1:1} - 1) | (F - 97 + 8 * (${1:3:1} - 1)) << 6))
+}

@@ -35,6 +35,78 @@ values() {
 	    if length == 0 then "-" else join(" ") end'
 }
 
+# le and move16 (tests/helper.bash) build the bytes.
+
+# table LIMIT FLAGS DEPTH MOVE:cp|mate:N ...: a movescores extension
+# (ext=3:HEX) of the given depth searched with LIMIT (depth:D); FLAGS 1
+# marks it complete, 3 complete and intermediate (uci-eval --keep-depths).
+table() {
+	local limit=$1 flags=$2 depth=$3 e m k v HEX=
+	shift 3
+	le 1 1; le "$flags" 1; le "$depth" 2; le "${limit#*:}" 8; le $# 2
+	for e in "$@"; do
+		IFS=: read -r m k v <<< "$e"
+		move16 "$m"
+		le "$MV" 2
+		if [ "$k" = mate ]; then le 1 1; else le 0 1; fi
+		le "$depth" 1
+		le "$v" 4
+	done
+	echo "ext=3:$HEX"
+}
+
+# Five legal moves: a1b1, a2a3, a2a4, b2b3, b2b4.
+FIVE='k7/8/8/8/8/8/PP6/K7 w - - 0 1'
+
+# The zeman policy of METHODS.md section 2 recomputed from lines "DEPTH
+# MOVE CP" (a table's moves best first, mates already in cp) for the
+# depths LO..HI, averaged with equal weights: "move:quanta" (65535 times
+# the probability, not rounded to the stored sum) in decreasing order.
+avg_zeman() {
+	/usr/bin/python3 - "$@" <<-'EOF'
+	import math, sys
+	lo, hi, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+	tables = {}
+	for line in open(path):
+	    d, m, cp = line.split()
+	    tables.setdefault(int(d), []).append((m, int(cp)))
+	acc = {}
+	for d in range(lo, hi + 1):
+	    t = tables[d]
+	    n = len(t)
+	    order = sorted(range(n), key=lambda i: (-t[i][1], i))
+	    kept = order[:n - min(math.floor(0.25 * n), n - 1)]
+	    top, low = t[kept[0]][1], t[kept[-1]][1]
+	    w = {m: 0.0 for m, _ in t}
+	    for i in kept:
+	        x = (t[i][1] - low) / (top - low) if top > low else 1.0
+	        w[t[i][0]] = x ** 4
+	    s = sum(w.values())
+	    if s == 0:
+	        w = {t[i][0]: 1.0 for i in kept}
+	        s = len(kept)
+	    for m, v in w.items():
+	        acc[m] = acc.get(m, 0.0) + v / s / (hi - lo + 1)
+	print(" ".join("%s:%.3f" % (m, 65535 * p) for m, p in
+	    sorted(acc.items(), key=lambda kv: -kv[1]) if p > 0))
+	EOF
+}
+
+# Is the stored policy B ("move:quanta", moves with quanta > 0) within a
+# quantum of the recomputed A for every move (a move missing: 0), with
+# its moves in A's order?
+close_to() {
+	/usr/bin/python3 - "$1" "$2" <<-'EOF'
+	import sys
+	a = [(m, float(q)) for m, q in (x.split(":") for x in sys.argv[1].split())]
+	b = [(m, float(q)) for m, q in (x.split(":") for x in sys.argv[2].split())]
+	da, db = dict(a), dict(b)
+	ok = all(abs(da.get(m, 0) - db.get(m, 0)) <= 1 for m in set(da) | set(db))
+	ok &= [m for m, _ in a if m in db] == [m for m, _ in b]
+	sys.exit(0 if ok else 1)
+	EOF
+}
+
 # A raw movescores payload (ext=3:HEX) for the start position listing
 # e2e4 (cp 50) and the illegal e2e5 (cp 30).
 ILLEGAL_TABLE='3:01000a000a000000000000000200''0c07000a32000000''0c09000a1e000000'
@@ -247,6 +319,168 @@ ILLEGAL_TABLE='3:01000a000a000000000000000200''0c07000a32000000''0c09000a1e00000
 	assert_success
 	run policy out.pos
 	assert_output "e2e4:65535"
+}
+
+# The per-depth tables of FIVE as one search to depth 4: a record line
+# (the final table first, then the intermediate ones, as uci-eval
+# --keep-depths writes them) into in.pos, and "DEPTH MOVE CP" lines (mate
+# 9 is 32000 - 900 cp) into scores.
+five_tables() {
+	local spec=(
+	"4 a2a4:cp:45 b2b4:cp:40 b2b3:cp:15 a2a3:cp:0 a1b1:cp:-10"
+	"1 b2b4:cp:40 a2a4:cp:30 a2a3:cp:10 b2b3:cp:0 a1b1:cp:-20"
+	"2 a2a4:mate:9 b2b4:cp:30 b2b3:cp:5 a2a3:cp:0 a1b1:cp:-50"
+	"3 a2a4:cp:50 b2b3:cp:20 b2b4:cp:10 a2a3:cp:10 a1b1:cp:-30"
+	) line="$FIVE" t d e m k v flags
+	: > scores
+	for t in "${spec[@]}"; do
+		set -- $t
+		d=$1
+		shift
+		flags=3
+		[ "$d" = 4 ] && flags=1
+		line+=" $(table depth:4 $flags "$d" "$@")"
+		for e in "$@"; do
+			IFS=: read -r m k v <<< "$e"
+			[ "$k" = mate ] && v=$((32000 - 100 * v))
+			echo "$d $m $v"
+		done >> scores
+	done
+	"$MKREC" <<< "$line" > in.pos
+}
+
+@test "--policy-depths: the average of the per-depth zeman policies, as recomputed here" {
+	five_tables
+	for r in 1-4 2-4 1-3 3-3 2-2; do
+		run --separate-stderr softtarget --policy-depths $r -o out.pos in.pos
+		assert_success
+		[ -z "$stderr" ] || fail "$r: $stderr"
+		got=$(policy out.pos)
+		want=$(avg_zeman "${r%-*}" "${r#*-}" scores)
+		close_to "$want" "$got" || fail "$r: got '$got', want '$want'"
+	done
+	# Every legal move listed once, the quanta summing to 65535.
+	run jq -r '.exts[] | select(.type == "policy") | "\(.method) \(.moves | length) \(.moves | map(.q) | add) \(.moves | map(.move) | unique | length)"' <(posdump -j out.pos)
+	assert_output "zeman 5 65535 5"
+	# The average is not any one table's policy.
+	softtarget -o def.pos in.pos
+	softtarget --policy-depths 1-4 -o avg.pos in.pos
+	[ "$(policy def.pos)" != "$(policy avg.pos)" ]
+	# One depth: the bytes the single-table path writes for that table.
+	softtarget --policy-depths 4-4 -o one.pos in.pos
+	cmp def.pos one.pos
+	softtarget --policy softmax --temperature 30 -o def.pos in.pos
+	softtarget --policy softmax --temperature 30 --policy-depths 4-4 -o one.pos in.pos
+	cmp def.pos one.pos
+}
+
+@test "real Stockfish: --policy-depths over uci-eval --keep-depths tables equals the recomputation" {
+	ITAL='r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3'
+	printf '%s\n' "$P2 game=1" "$FIVE game=2" "$ITAL game=3" | "$MKREC" > in.pos
+	run uci-eval -e "$(stockfish_path)" -d 6 --multipv all --keep-depths \
+	    -o sf.pos in.pos
+	assert_success
+	run --separate-stderr softtarget --policy-depths 3-6 -o out.pos sf.pos
+	assert_success
+	[ -z "$stderr" ]
+	policy out.pos > got
+	for i in 1 2 3; do
+		posdump -j sf.pos | sed -n "${i}p" | jq -r '.exts[] |
+		    select(.type == "movescores") | .depth as $d | .moves[] |
+		    "\($d) \(.move) \(.cp // (if .mate > 0 then 32000 - 100 * .mate
+		    else -32000 - 100 * .mate end))"' > scores
+		[ "$(cut -d' ' -f1 scores | sort -un | tr '\n' ' ')" = "1 2 3 4 5 6 " ]
+		want=$(avg_zeman 3 6 scores)
+		close_to "$want" "$(sed -n "${i}p" got)" ||
+			fail "record $i: got '$(sed -n "${i}p" got)', want '$want'"
+	done
+	softtarget -o def.pos sf.pos
+	softtarget --policy-depths 6-6 -o one.pos sf.pos
+	cmp def.pos one.pos
+}
+
+@test "--policy-depths: without a complete table of every depth, the final table's policy, counted; an error with --require" {
+	all="$(table depth:4 1 4 a2a4:cp:45 b2b4:cp:40 b2b3:cp:15 a2a3:cp:0 a1b1:cp:-10)"
+	t2="$(table depth:4 3 2 b2b4:cp:30 a2a4:cp:20 b2b3:cp:5 a2a3:cp:0 a1b1:cp:-50)"
+	t3="$(table depth:4 3 3 a2a4:cp:50 b2b3:cp:20 b2b4:cp:10 a2a3:cp:10 a1b1:cp:-30)"
+	# depth 3 lacking a1b1 (incomplete, as -m 4 writes it)
+	part3="$(table depth:4 2 3 a2a4:cp:50 b2b3:cp:20 b2b4:cp:10 a2a3:cp:10)"
+	# depths 2 and 3 of another search (depth:6) after the final table
+	o2="$(table depth:6 3 2 b2b4:cp:30 a2a4:cp:20 b2b3:cp:5 a2a3:cp:0 a1b1:cp:-50)"
+	o3="$(table depth:6 3 3 a2a4:cp:50 b2b3:cp:20 b2b4:cp:10 a2a3:cp:10 a1b1:cp:-30)"
+	"$MKREC" > in.pos <<-EOF
+	$FIVE game=1 $all $t2 $t3
+	$FIVE game=2 $all
+	$FIVE game=3 $all $t2 $part3
+	$MATED game=4 scores=
+	$FIVE game=5 $all $o2 $o3
+	EOF
+	softtarget -o def.pos in.pos
+	run --separate-stderr softtarget --policy-depths 2-4 -o out.pos in.pos
+	assert_success
+	[ "$stderr" = "softtarget: --policy-depths 2-4: 3 of 4 records lacked a complete per-move table of some depth in the range: their policy is the final table's alone" ]
+	policy def.pos > def
+	policy out.pos > out
+	# Records 2, 3 and 5 get the final table's policy; the checkmate none.
+	[ "$(sed -n 2,5p def)" = "$(sed -n 2,5p out)" ]
+	[ "$(sed -n 4p out)" = "-" ]
+	[ "$(sed -n 1p def)" != "$(sed -n 1p out)" ]
+	# A range beyond the search: every record falls back.
+	run --separate-stderr softtarget --policy-depths 2-5 -o out.pos in.pos
+	assert_success
+	[[ "$stderr" == *"4 of 4 records lacked"* ]]
+	cmp def.pos out.pos
+	# --require: those records are errors, written as they came.
+	run --separate-stderr softtarget --policy-depths 2-4 --require -o out.pos in.pos
+	assert_failure 1
+	[[ "$stderr" == *"in.pos: record 2: no complete per-move table of every depth 2-4 (--require)"* ]]
+	[[ "$stderr" == *"in.pos: record 3: no complete per-move table"* ]]
+	[[ "$stderr" == *"in.pos: record 5: no complete per-move table"* ]]
+	[[ "$stderr" != *"record 4"* ]]
+	[[ "$stderr" != *"lacked"* ]]
+	run policy out.pos
+	assert_output "$(printf '%s\n' "$(sed -n 1p out)" - - - -)"
+	run bash -c "posdump -j out.pos | sed -n 2p"
+	assert_output "$(posdump -j in.pos | sed -n 2p)"
+}
+
+@test "--policy-depths averages the tables of the search --eval picks" {
+	a4="$(table depth:4 1 4 a2a4:cp:45 b2b4:cp:40 b2b3:cp:15 a2a3:cp:0 a1b1:cp:-10)"
+	a3="$(table depth:4 3 3 a2a4:cp:50 b2b3:cp:20 b2b4:cp:10 a2a3:cp:10 a1b1:cp:-30)"
+	b6="$(table depth:6 1 6 b2b4:cp:45 a2a4:cp:40 b2b3:cp:15 a2a3:cp:0 a1b1:cp:-10)"
+	b4="$(table depth:6 3 4 b2b3:cp:30 a2a4:cp:20 b2b4:cp:5 a2a3:cp:0 a1b1:cp:-50)"
+	b3="$(table depth:6 3 3 b2b4:cp:50 b2b3:cp:20 a2a4:cp:10 a2a3:cp:-10 a1b1:cp:-30)"
+	"$MKREC" > in.pos <<-EOF
+	$FIVE $a4 $a3 $b6 $b4 $b3
+	$FIVE $a4 $a3
+	$FIVE $b6 $b4 $b3
+	EOF
+	run softtarget --policy-depths 3-4 --eval depth:4 -o out.pos in.pos
+	assert_success
+	policy out.pos > a
+	run softtarget --policy-depths 3-4 -o out.pos in.pos
+	assert_success
+	policy out.pos > b
+	[ "$(sed -n 1p a)" = "$(sed -n 2p a)" ]
+	[ "$(sed -n 1p b)" = "$(sed -n 3p b)" ]
+	[ "$(sed -n 1p a)" != "$(sed -n 1p b)" ]
+}
+
+@test "--policy-depths: an illegal move in an averaged table is an error naming its depth" {
+	all="$(table depth:4 1 4 a2a4:cp:45 b2b4:cp:40 b2b3:cp:15 a2a3:cp:0 a1b1:cp:-10)"
+	bad="$(table depth:4 3 3 a2a4:cp:50 e2e4:cp:20 b2b4:cp:10 a2a3:cp:10 a1b1:cp:-30)"
+	"$MKREC" > in.pos <<-EOF
+	$FIVE game=1 $all $bad
+	$FIVE game=2 $all
+	EOF
+	run --separate-stderr softtarget --policy-depths 3-4 -o out.pos in.pos
+	assert_failure 1
+	[[ "$stderr" == *"in.pos: record 1: per-move scores: move e2e4 (0x070c) is not legal (depth 3)"* ]]
+	run bash -c "posdump -j out.pos | sed -n 1p"
+	assert_output "$(posdump -j in.pos | sed -n 1p)"
+	# Outside the range it is not read.
+	run softtarget --policy-depths 4-4 -o out.pos in.pos
+	assert_success
 }
 
 @test "linear reward over a whole game: -+k/N for the side to move" {
@@ -546,6 +780,16 @@ ILLEGAL_TABLE='3:01000a000a000000000000000200''0c07000a32000000''0c09000a1e00000
 	--max-game-plies 10
 	--policy none
 	--policy
+	--policy-depths 8
+	--policy-depths 12-8
+	--policy-depths 0-5
+	--policy-depths 1-256
+	--policy-depths a-b
+	--policy-depths -12
+	--policy-depths 8-
+	--policy-depths 8-10-12
+	--policy-depths 8-12 --policy none --value tanh
+	--policy-depths
 	EOF
 }
 
@@ -559,6 +803,18 @@ ILLEGAL_TABLE='3:01000a000a000000000000000200''0c07000a32000000''0c09000a1e00000
 	run --separate-stderr softtarget --policy frobnicate
 	assert_failure 2
 	[[ "$stderr" == *"--policy: frobnicate: unknown method"* ]]
+	run --separate-stderr softtarget --policy-depths 12-8
+	assert_failure 2
+	[[ "$stderr" == *"--policy-depths: 12-8: the first is above the last"* ]]
+	run --separate-stderr softtarget --policy-depths 12
+	assert_failure 2
+	[[ "$stderr" == *"--policy-depths: 12: want A-B (1 <= A <= B <= 255)"* ]]
+	run --separate-stderr softtarget --policy-depths 0-12
+	assert_failure 2
+	[[ "$stderr" == *"--policy-depths: 0-12: first number too small"* ]]
+	run --separate-stderr softtarget --policy none --value tanh --policy-depths 8-12
+	assert_failure 2
+	[[ "$stderr" == *"--policy-depths needs a policy"* ]]
 }
 
 @test "a malformed evaluation is an error naming the record, not a value" {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # uci-eval: the protocol against real Stockfish at low depth (scores, mate,
-# W/D/L, MultiPV all, keep-depths, terminal positions, cache, --skip-done,
+# W/D/L, MultiPV all, keep-depths, hybrid tables with --tail-depth and
+# --tail-nodes, terminal positions, cache, --skip-done,
 # -j ordering, results identical to Stockfish driven directly), stream
 # handling (empty, concatenated, corrupt, truncated input, invalid
 # positions), every engine fault through the scripted fake engine
@@ -150,6 +151,188 @@ scores() {
 	assert_output --partial "depth=2 intermediate n=3 "
 	assert_output --partial "depth=3 intermediate n=3 "
 	[ "$(echo "$output" | grep -o 'movescores{' | wc -l)" -eq 4 ]
+}
+
+# The legal moves of FEN $1 as Stockfish lists them (go perft 1), sorted.
+sf_legal() {
+	printf 'position fen %s\ngo perft 1\n' "$1" | "$SF" |
+	    sed -n 's/^\([a-h][1-8][a-h][1-8][qrbn]*\): 1$/\1/p' | sort
+}
+
+# Stockfish behind a logging wrapper: commands to cmds, replies to replies.
+sf_logged() {
+	printf '#!/bin/sh\ntee -a "%s/cmds" | "%s" | tee -a "%s/replies"\n' \
+	    "$PWD" "$SF" "$PWD" > sf.sh
+	chmod +x sf.sh
+}
+
+# The final per-move table of each record of $1 as one JSON line.
+final_tables() {
+	posdump --json "$1" | jq -c '[.exts[] |
+	    select(.type == "movescores" and (.intermediate | not))][0]'
+}
+
+@test "--tail-depth: every legal move once, the K best at the main depth, the rest at the tail depth, none above the K-th" {
+	ONE_MOVE='7k/8/8/8/8/8/8/K5R1 b - - 0 1'
+	fens "$START" "$KIWIPETE" "$MATE_IN_1" "$ONE_MOVE" > a.pos
+	awk '/^\[Event /{g++} g<=2' "$TESTDATA/lichess_db_100k.pgn" > g.pgn
+	pgn2pos --skip-plies 10 --per-game 2 --seed 7 g.pgn > b.pos 2>/dev/null
+	cat a.pos b.pos > in.pos
+	n=$(posdump -c in.pos | cut -d' ' -f1)
+	[ "$n" -eq 8 ]
+	sf_logged
+	run uci-eval -d 6 -m 3 --tail-depth 3 -j 1 -e "$PWD/sf.sh" in.pos -o out.pos
+	assert_success
+	refute_output --partial "without a complete per-move table"
+	final_tables out.pos > tables
+	posdump --fields fen in.pos | cut -d' ' -f1-6 > fens
+	[ "$(wc -l < tables)" -eq "$n" ]
+	tails=0
+	for i in $(seq "$n"); do
+		fen=$(sed -n "${i}p" fens)
+		t=$(sed -n "${i}p" tables)
+		sf_legal "$fen" > legal
+		jq -r '.moves[].move' <<< "$t" | sort > listed
+		# complete: every legal move, each once
+		diff legal listed || fail "record $i: not every legal move once"
+		[ "$(jq '.complete' <<< "$t")" = true ] || fail "record $i: not complete"
+		[ "$(jq '.depth' <<< "$t")" -eq 6 ] || [ ! -s legal ]
+		k=$(wc -l < legal)
+		[ "$k" -gt 3 ] && k=3 && tails=$((tails + 1))
+		# the K best at depth 6, every other move at depth 3
+		jq -e --argjson k "$k" '(.moves[:$k] | all(.depth == 6)) and
+		    (.moves[$k:] | all(.depth == 3))' <<< "$t" > /dev/null ||
+		    fail "record $i: depths $(jq -c '[.moves[].depth]' <<< "$t")"
+		# no tail move above the K-th
+		jq -e --argjson k "$k" '$k == 0 or
+		    (.moves[$k - 1].cp as $c | .moves[$k:] | all(.cp <= $c))' \
+		    <<< "$t" > /dev/null || fail "record $i: a tail move above the K-th"
+	done
+	# one-move, mate-in-1 and mated positions included
+	[ "$tails" -eq 6 ]
+	[ "$(grep -c '"moves":\[\]' tables)" -eq 1 ]
+	# Each tail search follows its main search on the same engine, with no
+	# ucinewgame between them, over the other moves, MultiPV their number.
+	run awk '/^ucinewgame/ { ng = 1 }
+	    /^setoption name MultiPV value / { mpv = $5 }
+	    /^go depth 6$/ { main = 1; ng = 0; next }
+	    /^go depth 3 searchmoves / {
+		if (!main || ng) print "tail search not right after its main search"
+		if (mpv != NF - 4) print "MultiPV " mpv " for " NF - 4 " moves"
+		tails++
+	    }
+	    /^go/ { main = 0 }
+	    END { print tails " tail searches" }' cmds
+	assert_output "6 tail searches"
+	# The clamp was needed: some tail search scored its best move above
+	# the K-th of its main search (in cp, at the last depth of each).
+	run awk '/^info .* score / && !/bound/ {
+		for (i = 1; i < NF; i++) {
+			if ($i == "depth") d = $(i + 1)
+			if ($i == "multipv") m = $(i + 1)
+			if ($i == "cp") c = $(i + 1)
+			if ($i == "mate") c = "mate"
+		}
+		if (d > maxd) maxd = d
+		if (d == 6 && m == 3) kth = c
+		if (d == 3 && m == 1) top = c
+	    }
+	    /^bestmove/ {
+		if (maxd == 6)
+			main = kth
+		else if (top != "mate" && main != "mate" && top + 0 > main + 0)
+			above++
+		maxd = 0
+	    }
+	    END { print above + 0 }' replies
+	[ "$output" -ge 1 ]
+	# the table of a nodes limit is complete too
+	rm cmds
+	fens "$START" "$KIWIPETE" > n.pos
+	run uci-eval -n 30000 -m 2 --tail-nodes 8000 -j 1 -e "$PWD/sf.sh" n.pos -o nodes.pos
+	assert_success
+	[ "$(grep -c '^go nodes 8000 searchmoves ' cmds)" -eq 2 ]
+	final_tables nodes.pos > tables
+	for i in 1 2; do
+		fen=$(posdump --fields fen n.pos | sed -n "${i}p" | cut -d' ' -f1-6)
+		sf_legal "$fen" > legal
+		sed -n "${i}p" tables | jq -r '.moves[].move' | sort > listed
+		diff legal listed
+		[ "$(sed -n "${i}p" tables | jq '.complete')" = true ]
+	done
+}
+
+@test "--tail-depth: -j 2 writes what -j 1 writes" {
+	awk '/^\[Event /{g++} g<=6' "$TESTDATA/lichess_db_100k.pgn" > g.pgn
+	pgn2pos --max-plies 24 g.pgn > in.pos 2>/dev/null
+	notime() { posdump --json "$1" | sed 's/"time_ms":[0-9]*,//g'; }
+	uci-eval -d 6 -m 2 --tail-depth 3 -j 1 in.pos -o j1.pos 2>/dev/null
+	notime j1.pos > want
+	[ "$(grep -c '"complete":true' want)" -eq "$(posdump -c in.pos | cut -d' ' -f1)" ]
+	uci-eval -d 6 -m 2 --tail-depth 3 -j 2 --window 16 in.pos -o j2.pos 2>/dev/null
+	notime j2.pos > got
+	diff want got > /dev/null || fail "$(diff want got | grep -c '^>') records differ"
+}
+
+@test "--tail-depth with --keep-depths, --skip-done and --cache" {
+	fens "$START" "$KIWIPETE" > in.pos
+	# -k: the main search's shallower tables (K moves), then the hybrid
+	uci-eval -d 4 -m 2 -k --tail-depth 2 -j 1 in.pos -o k.pos 2>/dev/null
+	run posdump --fields movescores k.pos
+	assert_line --index 0 --regexp "^movescores\{limit=depth:4 depth=4 complete n=20 .* movescores\{limit=depth:4 depth=3 intermediate n=2 "
+	[ "$(echo "${lines[0]}" | grep -o 'intermediate n=2 ' | wc -l)" -eq 3 ]
+	# --skip-done: a plain -m 2 table lists 2 moves, so it is searched again
+	uci-eval -d 4 -m 2 -j 1 in.pos -o plain.pos 2>/dev/null
+	run uci-eval -d 4 -m 2 --tail-depth 2 --skip-done -j 1 plain.pos -o h.pos
+	assert_success
+	assert_output --partial "2 searched"
+	[ "$(final_tables h.pos | grep -c '"complete":true')" -eq 0 ]
+	[ "$(posdump --json h.pos | grep -c '"complete":true')" -eq 2 ]
+	run uci-eval -d 4 -m 2 --tail-depth 2 --skip-done -j 1 h.pos -o h2.pos
+	assert_output --partial "0 searched"
+	assert_output --partial "2 skipped"
+	cmp <(posdump h.pos) <(posdump h2.pos)
+	# another tail depth is not done
+	run uci-eval -d 4 -m 2 --tail-depth 3 --skip-done -j 1 h.pos -o h3.pos
+	assert_output --partial "2 searched"
+	# the cache: a plain entry is not a hybrid one, nor one tail another's
+	run uci-eval -d 4 -m 2 -j 1 --cache c.db in.pos -o c0.pos
+	assert_output --partial "2 searched, 0 cache hits"
+	run uci-eval -d 4 -m 2 --tail-depth 2 -j 1 --cache c.db in.pos -o c1.pos
+	assert_output --partial "2 searched, 0 cache hits"
+	[ "$(posdump --json c1.pos | grep -c '"complete":true')" -eq 2 ]
+	run uci-eval -d 4 -m 2 --tail-depth 2 -j 1 --cache c.db in.pos -o c2.pos
+	assert_output --partial "0 searched, 2 cache hits"
+	cmp <(posdump c1.pos) <(posdump c2.pos)
+	run uci-eval -d 4 -m 2 --tail-depth 3 -j 1 --cache c.db in.pos -o c3.pos
+	assert_output --partial "2 searched, 0 cache hits"
+	run uci-eval -d 4 -m 2 -j 1 --cache c.db in.pos -o c4.pos
+	assert_output --partial "0 searched, 2 cache hits"
+	cmp <(posdump c0.pos) <(posdump c4.pos)
+}
+
+@test "--tail-depth, --tail-nodes: the bad combinations are refused, saying why" {
+	fens "$START" > in.pos
+	while IFS='|' read -r args msg; do
+		eval "set -- $args"
+		run --separate-stderr uci-eval "$@" in.pos
+		[ "$status" -eq 2 ] || fail "$args: status $status"
+		[ -z "$output" ] || fail "$args: stdout"
+		[[ "$stderr" == *"uci-eval: $msg"* ]] || fail "$args: $stderr"
+		[[ "$stderr" == *"usage: uci-eval"* ]] || fail "$args: no usage"
+	done <<-'EOF'
+	-d 6 --tail-depth 3 -f|--tail-depth 3: needs a count of best moves with -m (not all)
+	-d 6 -m all --tail-depth 3 -f|--tail-depth 3: needs a count of best moves with -m (not all)
+	-d 6 -m 3 --tail-depth 6 -f|--tail-depth 6: not below --depth 6
+	-d 6 -m 3 --tail-depth 9 -f|--tail-depth 9: not below --depth 6
+	-n 5000 -m 3 --tail-nodes 5000 -f|--tail-nodes 5000: not below --nodes 5000
+	-n 5000 -m 3 --tail-depth 3 -f|--tail-depth 3: needs --depth as the main limit
+	-d 6 -m 3 --tail-nodes 500 -f|--tail-nodes 500: needs --nodes as the main limit
+	-t 100 -m 3 --tail-depth 3 -f|--tail-depth 3: needs --depth as the main limit
+	-d 6 -m 3 --tail-depth 3 --tail-nodes 500 -f|--tail-depth and --tail-nodes: give only one
+	-d 6 -m 3 --tail-depth 0 -f|--tail-depth 0: too small
+	-d 6 -m 3 --tail-nodes x -f|--tail-nodes x: invalid
+	EOF
 }
 
 @test "terminal positions are scored without the engine" {
@@ -705,6 +888,14 @@ expected_segments() {
 	-d 3 --cache-mem 1e3 -f
 	-d 3 --cache-mem 0x10 -f
 	-d 3 --window 0 -f
+	-d 3 --tail-depth 2 -f
+	-d 3 -m all --tail-depth 2 -f
+	-d 3 -m 2 --tail-depth 3 -f
+	-n 100 -m 2 --tail-nodes 100 -f
+	-n 100 -m 2 --tail-depth 2 -f
+	-d 3 -m 2 --tail-nodes 50 -f
+	-d 3 -m 2 --tail-depth 2 --tail-nodes 50 -f
+	-d 3 -m 2 --tail-depth 0 -f
 	-d 3 -O =1 -f
 	-d 3 --bogus -f
 	EOF
