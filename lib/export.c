@@ -69,6 +69,8 @@ struct pf_export {
 	} *game;
 	int ngame;
 	uint64_t game_id, chunks;
+	pf_policy pol;		/* the record's policy target */
+	uint8_t rec[PF_LC0_V6_SIZE];	/* one encoded record */
 };
 
 struct format {
@@ -422,7 +424,7 @@ lc0_open(pf_export *x)
 static int
 lc0_flush(pf_export *x)
 {
-	static uint8_t rec[PF_LC0_V6_SIZE];
+	uint8_t *rec = x->rec;
 	const pf_board *hist[PF_LC0_HISTORY];
 	char path[PATH_MAX], tmp[PATH_MAX];
 	int rep[PF_LC0_HISTORY], i, h, n, end;
@@ -453,7 +455,7 @@ lc0_flush(pf_export *x)
 		}
 		x->game[i].v.plies_left = (float)(end - x->game[i].ply);
 		pf_lc0_v6_encode(hist, rep, nh, &x->game[i].v, rec);
-		if (gzwrite(gz, rec, sizeof(rec)) != (int)sizeof(rec)) {
+		if (gzwrite(gz, rec, PF_LC0_V6_SIZE) != PF_LC0_V6_SIZE) {
 			gzclose(gz);
 			(void)unlink(tmp);
 			return fail(x, "%s: write error", tmp);
@@ -470,7 +472,6 @@ lc0_flush(pf_export *x)
 static int
 lc0_put(pf_export *x, const pf_record *rec, int *why)
 {
-	static pf_policy polbuf;
 	pf_sfentry e;
 	pf_policy *pol = NULL;
 	pf_value val;
@@ -488,8 +489,8 @@ lc0_put(pf_export *x, const pf_record *rec, int *why)
 	pf_ext_iter_init(&it, rec);
 	while (pf_ext_next(&it, &xt) == 1) {
 		if (xt.type == PF_EXT_POLICY && pf_policy_decode(&xt,
-		    &polbuf) == 0)
-			pol = &polbuf;
+		    &x->pol) == 0)
+			pol = &x->pol;
 		else if (xt.type == PF_EXT_VALUE && pf_value_decode(&xt,
 		    &val) == 0 && (x->o.value_method == 0 ||
 		    val.method == x->o.value_method))

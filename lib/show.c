@@ -45,13 +45,10 @@ pf_show_opts_init(pf_show_opts *o, int json)
 void
 pf_show_json(FILE *fp, const pf_record *rec)
 {
-	static pf_show_opts all;
-	static int ready;
+	pf_show_opts all;
 
-	if (!ready) {
-		pf_show_opts_init(&all, 1);
-		ready = 1;
-	}
+	/* built each time (a few stores): the library keeps no state */
+	pf_show_opts_init(&all, 1);
 	(void)pf_show_record(fp, &all, rec, "", 0);
 }
 const char *const pf_show_field_names[PF_SHOW_NFIELDS] = {
