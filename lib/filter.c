@@ -51,6 +51,30 @@ pf_filter_open_raw(pf_filter *f, const char *output, int force)
 	return 0;
 }
 
+int
+pf_filter_opt(int ch, const char *arg, pf_filter_opts *o,
+    const char *synopsis)
+{
+	switch (ch) {
+	case 'o':
+		o->output = arg;
+		return 0;
+	case 'f':
+		o->force = 1;
+		return 0;
+	case 'z':
+		o->zstd = 1;
+		return 0;
+	case 'h':
+		fputs(synopsis, stdout);
+		return 1;
+	case 'V':
+		pf_print_version();
+		return 1;
+	}
+	return -1;
+}
+
 void
 pf_filter_init(pf_filter *f)
 {

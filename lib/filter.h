@@ -26,6 +26,30 @@ typedef struct pf_filter {
 	int write_failed;
 } pf_filter;
 
+/*
+ * The options every record filter takes: -o file, -f (binary to a
+ * terminal), -z (zstd), -h (the synopsis on standard output), -V.  A
+ * tool lists PF_FILTER_LONGOPTS in its getopt_long table (it includes
+ * <getopt.h>), adds PF_FILTER_SHORTOPTS to its short options, and offers
+ * every option to pf_filter_opt first.
+ */
+typedef struct pf_filter_opts {
+	const char *output;
+	int force, zstd;
+} pf_filter_opts;
+
+#define PF_FILTER_SHORTOPTS	"o:fzhV"
+#define PF_FILTER_LONGOPTS \
+	{ "output", required_argument, NULL, 'o' }, \
+	{ "force", no_argument, NULL, 'f' }, \
+	{ "zstd", no_argument, NULL, 'z' }, \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ "version", no_argument, NULL, 'V' }
+
+/* -1: not one of them; 0: taken; 1: help or version printed (exit 0). */
+int	pf_filter_opt(int ch, const char *arg, pf_filter_opts *o,
+	    const char *synopsis);
+
 /* The tool's work on one record (recno counts from 1 in its input). */
 typedef void (*pf_filter_fn)(pf_filter *f, void *ctx, const pf_record *rec,
 	    uint64_t recno);

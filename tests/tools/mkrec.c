@@ -31,6 +31,9 @@
  *				a movescores extension, best first; marked
  *				complete when it lists every legal move
  *	clock=W,B		a clock extension (ms; '-' for unknown)
+ *	meta=WELO,BELO,TC,TERM	a meta extension: Elos (0 unknown), the time
+ *				control as BASE+INC seconds or '-', the
+ *				termination as PF_TERM_* (decimal)
  *	ext=TYPE:HEX		a raw extension: type (decimal or 0x hex) and
  *				payload in hex (may be empty: "ext=9:")
  *
@@ -362,6 +365,33 @@ line_to_record(char *line, pf_writer *w, pf_extbuf *x)
 			    PF_U32_UNKNOWN : (uint32_t)num(comma + 1, 0,
 			    0xfffffffeLL, "clock");
 			if (pf_clock_encode(&c, x) == -1)
+				fail("out of memory");
+		} else if (strcmp(k, "meta") == 0) {
+			pf_meta m;
+			char *f[4], *plus, *save;
+			int nf = 0;
+
+			memset(&m, 0, sizeof(m));
+			for (char *t = strtok_r(v, ",", &save); t != NULL &&
+			    nf < 4; t = strtok_r(NULL, ",", &save))
+				f[nf++] = t;
+			if (nf != 4)
+				fail("bad meta '%s'", v);
+			m.white_elo = (uint16_t)num(f[0], 0, 65535, "meta");
+			m.black_elo = (uint16_t)num(f[1], 0, 65535, "meta");
+			if (strcmp(f[2], "-") == 0)
+				m.base_s = PF_U32_UNKNOWN;
+			else {
+				if ((plus = strchr(f[2], '+')) == NULL)
+					fail("bad time control '%s'", f[2]);
+				*plus = '\0';
+				m.base_s = (uint32_t)num(f[2], 0, 0xfffffffeLL,
+				    "meta");
+				m.inc_s = (uint32_t)num(plus + 1, 0,
+				    0xfffffffeLL, "meta");
+			}
+			m.termination = (uint8_t)num(f[3], 0, 255, "meta");
+			if (pf_meta_encode(&m, x) == -1)
 				fail("out of memory");
 		} else if (strcmp(k, "ext") == 0)
 			add_raw(x, v);
