@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,7 +29,7 @@
 "               [--skip-plies n] [--max-plies n] [--min-elo n] [--max-elo n]\n" \
 "               [--time-control class[,class...]] [--sample p] [--per-game k]\n" \
 "               [--seed n] [--unique] [--unique-mem mib] [--strict]\n" \
-"               [--strict-games] [--stats] [file ...]\n"
+"               [--strict-games] [--stats] [--chunks n] [file ...]\n"
 
 #define BLOOM_K		8	/* bits set per position in its 512-bit block */
 
@@ -45,6 +47,7 @@ struct opts {
 	int unique;
 	long unique_mem;		/* MiB */
 	int strict, strict_games;
+	long chunks;			/* --chunks: games per file; 0 off */
 };
 
 /* Games skipped, by reason (summary order). */
@@ -69,6 +72,12 @@ struct state {
 	int clk_tmpl;			/* ext holds meta + a clock extension
 					   whose values put_record sets */
 	int skip_reason;		/* set by accept() */
+	/* --chunks: the chunk being written (st->w NULL when its file was
+	   already there), its file under a temporary name, then final */
+	long chunk;			/* -1: none open */
+	int chunk_fd;
+	char chunk_tmp[4096], chunk_final[4096];
+	uint64_t chunks_written, chunks_there;
 };
 
 static void
@@ -242,7 +251,7 @@ put_record(struct state *st, const pf_pgn_game *g, int i, int stm,
 	pf_record rec;
 	int r, has_eval = g->eval_kind[i] != PF_PGN_EVAL_NONE;
 
-	if (st->broken || st->write_err)
+	if (st->broken || st->write_err || st->w == NULL)
 		return;
 	if (st->o->unique && bloom_seen(st, g->hash[i])) {
 		st->dups++;
@@ -433,12 +442,92 @@ warn_evals(const char *where, const pf_pgn_game *g, int epd)
 		    g->bad_eval_ply, g->bad_eval_text, more);
 }
 
+/*
+ * --chunks: finish the chunk being written (its file renamed to its final
+ * name once complete, so a half-written chunk is never taken for one).
+ * 0, or -1 after a message.
+ */
+static int
+chunk_close(struct state *st)
+{
+	int rv = 0;
+
+	if (st->chunk < 0)
+		return 0;
+	st->chunk = -1;
+	if (st->w == NULL)
+		return 0;
+	if (pf_writer_close(st->w) < 0) {
+		pf_warnx("%s", pf_writer_error(st->w));
+		rv = -1;
+	}
+	pf_writer_free(st->w);
+	st->w = NULL;
+	if (close(st->chunk_fd) == -1 && rv == 0) {
+		pf_warn("%s", st->chunk_tmp);
+		rv = -1;
+	}
+	if (rv == 0 && rename(st->chunk_tmp, st->chunk_final) == -1) {
+		pf_warn("%s", st->chunk_final);
+		rv = -1;
+	}
+	if (rv == -1) {
+		unlink(st->chunk_tmp);
+		st->write_err = 1;
+	} else
+		st->chunks_written++;
+	return rv;
+}
+
+/* Start chunk k: its file, or nothing when a finished one is there (the
+   split is deterministic: a rerun writes the same chunk). */
+static int
+chunk_open(struct state *st, long k)
+{
+	const struct opts *o = st->o;
+	const char *ext = o->zstd ? ".pos.zst" : ".pos";
+	pf_writer_opts wo = pf_default_writer_opts(o->zstd);
+
+	if (chunk_close(st) == -1)
+		return -1;
+	st->chunk = k;
+	snprintf(st->chunk_final, sizeof(st->chunk_final),
+	    "%s/chunk-%06ld%s", o->output, k, ext);
+	if (access(st->chunk_final, F_OK) == 0) {
+		st->chunks_there++;
+		return 0;
+	}
+	snprintf(st->chunk_tmp, sizeof(st->chunk_tmp), "%s/.chunk-%06ld%s.part",
+	    o->output, k, ext);
+	if ((st->chunk_fd = open(st->chunk_tmp, O_WRONLY | O_CREAT | O_TRUNC,
+	    0666)) == -1) {
+		pf_warn("%s", st->chunk_tmp);
+		st->write_err = 1;
+		st->chunk = -1;
+		return -1;
+	}
+	if ((st->w = pf_writer_open_fd(st->chunk_fd, st->chunk_final, &wo)) ==
+	    NULL) {
+		pf_warn("out of memory");
+		close(st->chunk_fd);
+		unlink(st->chunk_tmp);
+		st->write_err = 1;
+		st->chunk = -1;
+		return -1;
+	}
+	return 0;
+}
+
 static void
 do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
 {
 	const struct opts *o = st->o;
 	char what[64];
 
+	if (o->chunks > 0 && (long)(st->games / (uint64_t)o->chunks) !=
+	    st->chunk && chunk_open(st, (long)(st->games /
+	    (uint64_t)o->chunks)) == -1)
+		return;
 	st->games++;
 	if (g->problem)
 		st->problems++;
@@ -483,7 +572,8 @@ flush_idle(void *arg)
 {
 	struct state *st = arg;
 
-	if (st->broken || st->write_err || pf_writer_pending(st->w) == 0)
+	if (st->broken || st->write_err || st->w == NULL ||
+	    pf_writer_pending(st->w) == 0)
 		return;
 	if (pf_writer_flush(st->w) < 0) {
 		if (pf_writer_broken_pipe(st->w))
@@ -575,6 +665,11 @@ summary(const struct state *st)
 		snprintf(tail, sizeof(tail), ", %" PRIu64 " duplicates dropped "
 		    "(false-positive rate %.2g)", st->dups,
 		    bloom_fp_rate(st->bloom_new, st->nblocks));
+	if (st->o->chunks > 0)
+		snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail),
+		    "; %" PRIu64 " chunks written, %" PRIu64 " already there "
+		    "(their positions not counted)", st->chunks_written,
+		    st->chunks_there);
 	pf_warnx("%" PRIu64 " games read, %" PRIu64 " kept (%" PRIu64
 	    " truncated), %" PRIu64 " skipped%s; %" PRIu64
 	    " positions written%s", st->games, st->kept, st->truncated,
@@ -608,7 +703,7 @@ parse_tc_list(const char *s, unsigned *mask)
 
 enum { O_EPD = 256, O_PGN, O_NO_META, O_SKIP, O_MAXP, O_MINELO, O_MAXELO,
     O_TC, O_SAMPLE, O_PERGAME, O_SEED, O_UNIQUE, O_UNIQUE_MEM, O_STRICT,
-    O_STRICT_GAMES, O_STATS, O_HELP, O_VERSION };
+    O_STRICT_GAMES, O_STATS, O_CHUNKS, O_HELP, O_VERSION };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -631,6 +726,7 @@ static const struct option longopts[] = {
 	{ "strict", no_argument, NULL, O_STRICT },
 	{ "strict-games", no_argument, NULL, O_STRICT_GAMES },
 	{ "stats", no_argument, NULL, O_STATS },
+	{ "chunks", required_argument, NULL, O_CHUNKS },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -716,6 +812,11 @@ parse_opts(int argc, char *argv[], struct opts *o)
 		case O_STRICT: o->strict = 1; break;
 		case O_STRICT_GAMES: o->strict_games = 1; break;
 		case O_STATS: o->stats = 1; break;
+		case O_CHUNKS:
+			what = "--chunks";
+			o->chunks = (long)pf_strtonum(optarg, 1, 1L << 40,
+			    &errstr);
+			break;
 		case O_HELP:
 			fputs(USAGE, stdout);
 			return 1;
@@ -734,6 +835,12 @@ parse_opts(int argc, char *argv[], struct opts *o)
 	}
 	if (o->skip_plies >= o->max_plies) {
 		pf_warnx("--skip-plies must be less than --max-plies");
+		usage();
+		return -1;
+	}
+	if (o->chunks > 0 && (o->output == NULL || *o->output == '\0' ||
+	    strcmp(o->output, "-") == 0)) {
+		pf_warnx("--chunks needs -o directory");
 		usage();
 		return -1;
 	}
@@ -775,15 +882,29 @@ main(int argc, char *argv[])
 			goto out;
 		}
 	}
-	if ((fd = pf_open_output(o.output, o.force, &compress)) == -1) {
-		pf_warn_output(o.output);
-		rc = PF_EXIT_DATA;
-		goto out;
+	st.chunk = -1;
+	if (o.chunks > 0) {
+		if (mkdir(o.output, 0777) == -1 && errno != EEXIST) {
+			pf_warn("%s", o.output);
+			rc = PF_EXIT_DATA;
+			goto out;
+		}
+	} else {
+		if ((fd = pf_open_output(o.output, o.force, &compress)) ==
+		    -1) {
+			pf_warn_output(o.output);
+			rc = PF_EXIT_DATA;
+			goto out;
+		}
+		wo = pf_default_writer_opts(compress || o.zstd);
+		if ((st.w = pf_writer_open_fd(fd, o.output ? o.output :
+		    "stdout", &wo)) == NULL) {
+			pf_warn("out of memory");
+			rc = PF_EXIT_DATA;
+			goto out;
+		}
 	}
-	wo = pf_default_writer_opts(compress || o.zstd);
-	if ((st.w = pf_writer_open_fd(fd, o.output ? o.output : "stdout",
-	    &wo)) == NULL ||
-	    (pgn = pf_pgn_new(o.format, accept_game, &st)) == NULL) {
+	if ((pgn = pf_pgn_new(o.format, accept_game, &st)) == NULL) {
 		pf_warn("out of memory");
 		rc = PF_EXIT_DATA;
 		goto out;
@@ -793,7 +914,9 @@ main(int argc, char *argv[])
 		rc |= do_file(&st, pgn, "-");
 	for (i = 0; i < argc && !st.broken && !st.write_err; i++)
 		rc |= do_file(&st, pgn, argv[i]);
-	if (!st.broken && !st.write_err && pf_writer_close(st.w) < 0) {
+	if (o.chunks > 0)
+		chunk_close(&st);
+	else if (!st.broken && !st.write_err && pf_writer_close(st.w) < 0) {
 		if (pf_writer_broken_pipe(st.w))
 			st.broken = 1;
 		else {
@@ -822,6 +945,13 @@ main(int argc, char *argv[])
 		    ru.ru_maxrss);
 	}
 out:
+	if (o.chunks > 0 && st.chunk >= 0 && st.w != NULL) {
+		/* a failed run: the chunk being written is not kept */
+		pf_writer_free(st.w);
+		st.w = NULL;
+		close(st.chunk_fd);
+		unlink(st.chunk_tmp);
+	}
 	pf_writer_free(st.w);
 	/* An output file left empty by a failed write is removed (it would
 	   read as a complete empty stream). */

@@ -789,3 +789,42 @@ pgn2pos: 5 games read, 1 kept (0 truncated), 4 skipped (4 invalid FEN); 1 positi
 	assert_success
 	[ "$(posdump --fields fen e.pos)" = "8/8/8/4k3/8/8/8/4K3 w - - 0 1" ]
 }
+
+@test "--chunks n: files of n games each, together the unsplit records; a rerun writes only missing chunks" {
+	pgn2pos "$TESTDATA/lichess_db_100k.pgn" -o all.pos 2>/dev/null
+	games=$(grep -c '^\[Event ' "$TESTDATA/lichess_db_100k.pgn")
+	run pgn2pos --chunks 7 -o ch "$TESTDATA/lichess_db_100k.pgn"
+	assert_success
+	want=$(( (games + 6) / 7 ))
+	assert_output --partial "$want chunks written, 0 already there"
+	[ "$(ls ch | wc -l)" -eq "$want" ]
+	[ -f ch/chunk-000000.pos ] && [ -f "ch/$(printf 'chunk-%06d.pos' $((want - 1)))" ]
+	! ls -A ch | grep -q part
+	cmp <(posdump --json all.pos) <(cat ch/chunk-*.pos | posdump --json)
+	# each chunk holds the positions of 7 games (the last the rest)
+	for f in ch/chunk-*.pos; do
+		n=$(posdump --fields game "$f" | sort -u | wc -l)
+		[ "$n" -eq 7 ] || [ "$f" = "ch/$(printf 'chunk-%06d.pos' $((want - 1)))" ] ||
+		    fail "$f: $n games"
+	done
+	# a rerun after losing a chunk (and with a stale partial file) writes
+	# that one only; the others are left untouched
+	touch -d '2000-01-01' ch/chunk-000000.pos
+	rm ch/chunk-000003.pos
+	echo junk > ch/.chunk-000003.pos.part
+	run pgn2pos --chunks 7 -o ch "$TESTDATA/lichess_db_100k.pgn"
+	assert_success
+	assert_output --partial "1 chunks written, $((want - 1)) already there"
+	[ "$(stat -c %Y ch/chunk-000000.pos)" -lt 1000000000 ]
+	! ls -A ch | grep -q part
+	cmp <(posdump --json all.pos) <(cat ch/chunk-*.pos | posdump --json)
+	# -z names them .pos.zst; several inputs count games across them
+	pgn2pos --chunks 5 -z -o chz "$TESTDATA/lichess_db_10k.pgn" "$TESTDATA/lichess_db_100k.pgn" 2>/dev/null
+	pgn2pos "$TESTDATA/lichess_db_10k.pgn" "$TESTDATA/lichess_db_100k.pgn" -o both.pos 2>/dev/null
+	cmp <(posdump --json both.pos) <(cat chz/chunk-*.pos.zst | posdump --json)
+	run pgn2pos --chunks 5 "$TESTDATA/lichess_db_10k.pgn"
+	assert_failure 2
+	assert_output --partial "--chunks needs -o directory"
+	run pgn2pos --chunks 0 -o x "$TESTDATA/lichess_db_10k.pgn"
+	assert_failure 2
+}
