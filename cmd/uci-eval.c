@@ -66,6 +66,7 @@ struct opts {
 	int newgame;		/* NG_GAME, NG_POSITION or NG_NEVER */
 	int progress;
 	int window;
+	int no_time;		/* --no-time: search times written as 0 */
 };
 
 /* When to send "ucinewgame" (--newgame). */
@@ -168,7 +169,7 @@ static const char synopsis[] =
     "[-o file] [--cache file]\n"
     "                [--cache-mem size] [--drop-failed] "
     "[--newgame game | position | never]\n"
-    "                [--no-newgame] [--progress] [--retries n] "
+    "                [--no-newgame] [--no-time] [--progress] [--retries n] "
     "[--skip-done]\n"
     "                [--tail-depth depth | --tail-nodes nodes] "
     "[--timeout ms]\n"
@@ -208,7 +209,8 @@ on_signal(int sig)
 enum { OPT_CACHE = 256, OPT_CACHE_MEM, OPT_DROP_FAILED, OPT_NEWGAME,
     OPT_NO_NEWGAME,
     OPT_PROGRESS,
-    OPT_SKIP_DONE, OPT_TAIL_DEPTH, OPT_TAIL_NODES, OPT_WINDOW };
+    OPT_SKIP_DONE, OPT_TAIL_DEPTH, OPT_TAIL_NODES, OPT_WINDOW,
+    OPT_NO_TIME };
 
 /*
  * A tail (--tail-depth, --tail-nodes) scores the moves after the K best
@@ -265,6 +267,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "drop-failed", no_argument, NULL, OPT_DROP_FAILED },
 		{ "newgame", required_argument, NULL, OPT_NEWGAME },
 		{ "no-newgame", no_argument, NULL, OPT_NO_NEWGAME },
+		{ "no-time", no_argument, NULL, OPT_NO_TIME },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "retries", required_argument, NULL, PF_POOL_OPT_RETRIES },
 		{ "skip-done", no_argument, NULL, OPT_SKIP_DONE },
@@ -381,6 +384,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_WINDOW:
 			o->window = (int)pf_strtonum(optarg, 1, 1 << 22,
 			    &errstr);
+			break;
+		case OPT_NO_TIME:
+			o->no_time = 1;
 			break;
 		case 'h':
 			fputs(synopsis, stdout);
@@ -596,6 +602,8 @@ put_eval(struct run *R, const pf_uci_search *S, pf_extbuf *out)
 
 	eval_base(R, &e, PF_SRC_ENGINE);
 	pf_uci_search_eval(S, &e);
+	if (R->o->no_time)
+		e.time_ms = 0;
 	e.engine_len = (uint8_t)(strlen(name) > 255 ? 255 : strlen(name));
 	memcpy(e.engine, name, e.engine_len);
 	return pf_eval_encode(&e, out);

@@ -834,6 +834,19 @@ expected_segments() {
 	[ "$(posdump -c out.zst | cut -d' ' -f1)" -eq 10 ]
 }
 
+@test "--no-time: search times written as 0, so that reruns are byte-identical" {
+	games 2 30 > in.pos
+	uci-eval -d 4 -j 2 --no-time -e "$SF" in.pos -o a.pos 2>/dev/null
+	uci-eval -d 4 -j 1 --no-time -e "$SF" in.pos -o b.pos 2>/dev/null
+	cmp a.pos b.pos
+	[ "$(posdump --json a.pos | jq -s '[.[].exts[] | select(.type == "eval") | .time_ms] | unique')" = "[
+  0
+]" ]
+	# without it the times are the engine's (and the rest the same)
+	uci-eval -d 4 -j 1 -e "$SF" in.pos -o c.pos 2>/dev/null
+	cmp <(posdump --json a.pos) <(posdump --json c.pos | sed 's/"time_ms":[0-9]*/"time_ms":0/g')
+}
+
 @test "--help, --version" {
 	run --separate-stderr uci-eval --help
 	assert_success
