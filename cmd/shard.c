@@ -52,6 +52,7 @@
 #include <xxhash.h>
 
 #include "posflow.h"
+#include "show.h"
 #include "export.h"
 #include "target.h"
 
@@ -535,23 +536,6 @@ write_all(int fd, const uint8_t *p, size_t n)
 		n -= (size_t)put;
 	}
 	return 0;
-}
-
-static void
-json_string(FILE *fp, const char *s)
-{
-	putc('"', fp);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(fp, "\\u%04x", c);
-		else
-			putc(c, fp);
-	}
-	putc('"', fp);
 }
 
 /* 1 when name is a shard of one of this run's splits: split-NNNNN.pos.zst. */
@@ -1937,24 +1921,26 @@ write_manifest(struct run *R, const struct out *outs, int argc,
 	for (int s = 0; s < o->nsplits; s++) {
 		if (s)
 			putc(',', fp);
-		json_string(fp, o->split_name[s]);
+		pf_show_json_string(fp, o->split_name[s],
+		    strlen(o->split_name[s]));
 		fprintf(fp, ":%.10g", o->split_frac[s]);
 	}
 	fputs("},\"inputs\":[", fp);
 	for (int k = 0; k < argc; k++) {
 		if (k)
 			putc(',', fp);
-		json_string(fp, argv[k]);
+		pf_show_json_string(fp, argv[k], strlen(argv[k]));
 	}
 	if (argc == 0)
-		json_string(fp, "-");
+		pf_show_json_string(fp, "-", strlen("-"));
 	fputs("],\"command\":", fp);
-	json_string(fp, cmd);
+	pf_show_json_string(fp, cmd, strlen(cmd));
 	fprintf(fp, ",\"records_in\":%" PRIu64 ",\"counts\":{", R->seq);
 	for (int s = 0; s < o->nsplits; s++) {
 		if (s)
 			putc(',', fp);
-		json_string(fp, o->split_name[s]);
+		pf_show_json_string(fp, o->split_name[s],
+		    strlen(o->split_name[s]));
 		fprintf(fp, ":{\"in\":%" PRIu64 ",\"out\":%" PRIu64
 		    ",\"duplicates\":%" PRIu64 ",\"merged\":%" PRIu64
 		    ",\"across\":%" PRIu64 ",\"skipped\":%" PRIu64 "}",
@@ -1967,9 +1953,10 @@ write_manifest(struct run *R, const struct out *outs, int argc,
 
 		fputs(i ? ",\n" : "\n", fp);
 		fputs("{\"file\":", fp);
-		json_string(fp, si->file);
+		pf_show_json_string(fp, si->file, strlen(si->file));
 		fputs(",\"split\":", fp);
-		json_string(fp, o->split_name[si->split]);
+		pf_show_json_string(fp, o->split_name[si->split],
+		    strlen(o->split_name[si->split]));
 		fprintf(fp, ",\"records\":%" PRIu64 ",\"bytes\":%" PRIu64
 		    ",\"xxh3\":\"%016" PRIx64 "\"}", si->records, si->bytes,
 		    si->xxh3);

@@ -93,7 +93,7 @@ static const char *const term_names[] = { "unknown", "normal", "time",
     "abandoned", "rules", "unterminated", "other" };
 
 enum { N_NUM, N_FIELD, N_NOT, N_NEG, N_BIN, N_AND, N_OR, N_ABS, N_MIN,
-    N_MAX, N_KNOWN };
+    N_MAX, N_KNOWN, N_FCMP };	/* N_FCMP: field (node a) op number */
 enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_LT, OP_LE, OP_GT, OP_GE,
     OP_EQ, OP_NE };
 
@@ -220,6 +220,12 @@ binary(pf_expr *e, int kind, int op, int a, int b)
 	e->n[i].op = op;
 	e->n[i].a = a;
 	e->n[i].b = b;
+	/* The common "field < number": one node, one dispatch. */
+	if (kind == N_BIN && op >= OP_LT && e->n[a].kind == N_FIELD &&
+	    e->n[b].kind == N_NUM) {
+		e->n[i].kind = N_FCMP;
+		e->n[i].num = e->n[b].num;
+	}
 	return i;
 }
 
@@ -625,16 +631,60 @@ elo(uint16_t v)
 	return v == 0 ? NAN : v;
 }
 
+/*
+ * Each side's material from the packed position's piece codes, without
+ * unpacking the board (posflow(5): one nibble per occupied square, type |
+ * colour << 3, type 6 a rook with a castling right).  0, or -1 after
+ * damage() when a code is not a piece.
+ */
 static int
-material_of(const pf_board *b, int colour)
+material(pf_expr *e, int m[2])
 {
-	static const int val[5] = { 1, 3, 3, 5, 9 };
-	int m = 0;
+	static const int val[8] = { 1, 3, 3, 5, 9, 0, 5, -1 };
+	const uint8_t *pos = e->rec->pos;
+	int n = __builtin_popcountll(pf_get64(pos)), v;
 
-	for (int t = PF_PAWN; t <= PF_QUEEN; t++)
-		m += val[t] * __builtin_popcountll(b->by_type[t] &
-		    b->by_colour[colour]);
-	return m;
+	m[0] = m[1] = 0;
+	if (n > 32) {
+		damage(e, "invalid position: packed position has %d pieces", n);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		unsigned nib = pos[8 + i / 2] >> (i & 1 ? 4 : 0) & 15;
+
+		if ((v = val[nib & 7]) < 0) {
+			damage(e, "invalid position: bad piece code %u", nib);
+			return -1;
+		}
+		m[nib >> 3] += v;
+	}
+	return 0;
+}
+
+/* The fields of an evaluation (apart: pf_eval is large). */
+static double
+eval_field(pf_expr *e, const struct node *n)
+{
+	pf_eval v;
+
+	v.score_kind = v.flags = 0;
+	v.score = 0;
+	v.depth = 0;
+	memset(v.wdl, 0, sizeof(v.wdl));
+	if (find_eval(e, &n->sel, &v) != 1)
+		return NAN;
+	switch (fields[n->field].id) {
+	case F_EVAL:
+		return pf_score_cp(v.score_kind, v.score);
+	case F_MATE:
+		return v.score_kind == PF_SCORE_MATE ? v.score : NAN;
+	case F_DEPTH:
+		return v.depth;
+	default:
+		if (!(v.flags & PF_EVF_WDL))
+			return NAN;
+		return v.wdl[fields[n->field].id - F_W];
+	}
 }
 
 static double
@@ -643,14 +693,8 @@ field(pf_expr *e, const struct node *n)
 	const pf_record *r = e->rec;
 	const pf_board *b;
 	const pf_meta *m;
-	pf_eval v;
 	pf_ext x;
-	int stm = r->pos[24] >> 7;
-
-	v.score_kind = v.flags = 0;
-	v.score = 0;
-	v.depth = 0;
-	memset(v.wdl, 0, sizeof(v.wdl));	/* stm_ep, bit 7: black to move */
+	int stm = r->pos[24] >> 7;	/* stm_ep, bit 7: black to move */
 
 	switch (fields[n->field].id) {
 	case F_PLY:
@@ -692,15 +736,14 @@ field(pf_expr *e, const struct node *n)
 	case F_PLAYED:
 		return r->move != PF_MOVE_NONE;
 	case F_CAPTURE:
+		/* from the occupancy: no board needed */
 		if (r->move == PF_MOVE_NONE)
 			return 0;
 		if (PF_MOVE_KIND(r->move) == PF_MK_ENPASSANT)
 			return 1;
 		if (PF_MOVE_KIND(r->move) == PF_MK_CASTLE)
 			return 0;
-		if ((b = board(e)) == NULL)
-			return NAN;
-		return b->squares[PF_MOVE_TO(r->move)] != PF_NO_PIECE;
+		return (pf_get64(r->pos) >> PF_MOVE_TO(r->move)) & 1;
 	case F_PROMOTION:
 		return r->move != PF_MOVE_NONE &&
 		    PF_MOVE_KIND(r->move) == PF_MK_PROMOTION;
@@ -710,13 +753,15 @@ field(pf_expr *e, const struct node *n)
 	case F_PIECES:
 		return __builtin_popcountll(pf_get64(r->pos));
 	case F_MATERIAL:
-		if ((b = board(e)) == NULL)
+	case F_IMBALANCE: {
+		int m[2];
+
+		if (material(e, m) == -1)
 			return NAN;
-		return material_of(b, PF_WHITE) + material_of(b, PF_BLACK);
-	case F_IMBALANCE:
-		if ((b = board(e)) == NULL)
-			return NAN;
-		return material_of(b, b->stm) - material_of(b, !b->stm);
+		if (fields[n->field].id == F_MATERIAL)
+			return m[0] + m[1];
+		return m[stm] - m[!stm];
+	}
 	case F_LEGAL:
 		if (e->c.legal < 0) {
 			pf_move moves[PF_MAX_MOVES];
@@ -760,20 +805,7 @@ field(pf_expr *e, const struct node *n)
 	case F_W:
 	case F_D:
 	case F_L:
-		if (find_eval(e, &n->sel, &v) != 1)
-			return NAN;
-		switch (fields[n->field].id) {
-		case F_EVAL:
-			return pf_score_cp(v.score_kind, v.score);
-		case F_MATE:
-			return v.score_kind == PF_SCORE_MATE ? v.score : NAN;
-		case F_DEPTH:
-			return v.depth;
-		default:
-			if (!(v.flags & PF_EVF_WDL))
-				return NAN;
-			return v.wdl[fields[n->field].id - F_W];
-		}
+		return eval_field(e, n);
 	case F_COMPLEXITY: {
 		pf_complexity c;
 
@@ -862,6 +894,19 @@ eval_node(pf_expr *e, int i)
 		return n->kind == N_MIN ? fmin(a, b) : fmax(a, b);
 	case N_KNOWN:
 		return !isnan(eval_node(e, n->a));
+	case N_FCMP:
+		a = field(e, &e->n[n->a]);
+		b = n->num;
+		if (isnan(a))
+			return 0;
+		switch (n->op) {
+		case OP_LT: return a < b;
+		case OP_LE: return a <= b;
+		case OP_GT: return a > b;
+		case OP_GE: return a >= b;
+		case OP_EQ: return a == b;
+		default: return a != b;
+		}
 	}
 	/* N_BIN */
 	a = eval_node(e, n->a);

@@ -136,8 +136,8 @@ move_text(const pf_board *b, int board_ok, pf_move m, char *buf)
  * is in Latin-1, the reading writers give such bytes (posflow(5)).  So the
  * line shows where a stream was not UTF-8.
  */
-static void
-json_string(FILE *fp, const char *s, size_t len)
+void
+pf_show_json_string(FILE *fp, const char *s, size_t len)
 {
 	size_t i, n;
 
@@ -243,17 +243,17 @@ show_meta(FILE *fp, int json, const pf_meta *m)
 		fprintf(fp, " termination=%s event=",
 		    NAME(term_names, m->termination));
 	}
-	json_string(fp, m->event, m->event_len);
+	pf_show_json_string(fp, m->event, m->event_len);
 	fputs(json ? ",\"site\":" : " site=", fp);
-	json_string(fp, m->site, m->site_len);
+	pf_show_json_string(fp, m->site, m->site_len);
 	fputs(json ? ",\"white\":" : " white=", fp);
-	json_string(fp, m->white, m->white_len);
+	pf_show_json_string(fp, m->white, m->white_len);
 	fputs(json ? ",\"black\":" : " black=", fp);
-	json_string(fp, m->black, m->black_len);
+	pf_show_json_string(fp, m->black, m->black_len);
 	fputs(json ? ",\"date\":" : " date=", fp);
-	json_string(fp, m->date, m->date_len);
+	pf_show_json_string(fp, m->date, m->date_len);
 	fputs(json ? ",\"termination_tag\":" : " termination_tag=", fp);
-	json_string(fp, m->term_text, m->term_text_len);
+	pf_show_json_string(fp, m->term_text, m->term_text_len);
 	putc('}', fp);
 }
 
@@ -321,7 +321,7 @@ show_eval(FILE *fp, int json, const pf_eval *e, const pf_board *b,
 	if (!json && e->pv_len == 0)
 		putc('-', fp);
 	fputs(json ? "],\"engine\":" : " engine=", fp);
-	json_string(fp, e->engine, e->engine_len);
+	pf_show_json_string(fp, e->engine, e->engine_len);
 	putc('}', fp);
 }
 

@@ -56,4 +56,12 @@ int	pf_show_record(FILE *fp, const pf_show_opts *o, const pf_record *rec,
 /* One record as JSON with every field, and a newline; no warnings. */
 void	pf_show_json(FILE *fp, const pf_record *rec);
 
+/*
+ * s[0..len) as a JSON string, quoted and escaped: valid UTF-8 as it is,
+ * any other byte as the \u00XX escape of its Latin-1 character, so the
+ * output is valid UTF-8 and valid JSON whatever the bytes (file names,
+ * tags from a stream made elsewhere).
+ */
+void	pf_show_json_string(FILE *fp, const char *s, size_t len);
+
 #endif

@@ -11,7 +11,11 @@
  * complexity finds complex).  Deterministic (a fixed linear congruential
  * generator), so runs are comparable.
  *
- *   complexity-gen [-n count] [-d depth] [-p plies] > file
+ *   complexity-gen [-c] [-n count] [-d depth] [-p plies] > file
+ *
+ * -c: core records instead, as pgn2pos writes them: no evaluation and no
+ * table, a meta extension per game (random Elos and one of four time
+ * controls): the distinct positions of random games for scripts/bench-select.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,13 +63,17 @@ main(int argc, char *argv[])
 	pf_undo u;
 	const char *errstr = NULL;
 	long long count = 100000, depth = 10, plies = 60, k;
-	int ch, n, i, d, ply = 0, climber;
+	int ch, n, i, d, ply = 0, climber, core = 0;
+	pf_meta meta;
 	uint64_t game = 0;
 	char err[128];
 
 	pf_prog_init(argv);
-	while ((ch = getopt(argc, argv, "d:n:p:")) != -1) {
+	while ((ch = getopt(argc, argv, "cd:n:p:")) != -1) {
 		switch (ch) {
+		case 'c':
+			core = 1;
+			break;
 		case 'd':
 			depth = pf_strtonum(optarg, 2, 64, &errstr);
 			break;
@@ -76,7 +84,7 @@ main(int argc, char *argv[])
 			plies = pf_strtonum(optarg, 1, 10000, &errstr);
 			break;
 		default:
-			fprintf(stderr, "usage: complexity-gen [-n count] "
+			fprintf(stderr, "usage: complexity-gen [-c] [-n count] "
 			    "[-d depth] [-p plies]\n");
 			return 2;
 		}
@@ -109,6 +117,24 @@ main(int argc, char *argv[])
 		if (n == 0)
 			rec.flags |= pf_in_check(&b) ? PF_RF_MATE | PF_RF_CHECK :
 			    PF_RF_STALEMATE;
+		if (core) {
+			static const uint32_t tc[4][2] = { { 60, 0 },
+			    { 180, 2 }, { 300, 3 }, { 600, 5 } };
+
+			if (ply == 0) {
+				memset(&meta, 0, sizeof(meta));
+				meta.white_elo = (uint16_t)(800 + rnd() % 2000);
+				meta.black_elo = (uint16_t)(800 + rnd() % 2000);
+				i = (int)(rnd() % 4);
+				meta.base_s = tc[i][0];
+				meta.inc_s = tc[i][1];
+				meta.termination = PF_TERM_NORMAL;
+			}
+			pf_extbuf_reset(&eb);
+			if (pf_meta_encode(&meta, &eb) == -1)
+				goto fail;
+			goto put;
+		}
 		for (i = 0; i < n; i++)
 			base[i] = (int32_t)(rnd() % 300) - 150;
 		/* One record in eight hides a move that only the last third
@@ -151,6 +177,7 @@ main(int argc, char *argv[])
 		    d + 1 < depth ? d + 1 : 0)
 			if (pf_movescores_encode(&tab[d], &eb) == -1)
 				goto fail;
+put:
 		rec.ext = eb.data;
 		rec.ext_len = (uint32_t)eb.len;
 		if (pf_writer_put(w, &rec) == -1)

@@ -1,0 +1,546 @@
+/*
+ * hll.c - an exact key set with a byte budget and a HyperLogLog sketch
+ * (hll.h).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "hll.h"
+
+/* ---- exact set ---------------------------------------------------------- */
+
+/* Open addressing with linear probing; 0 marks an empty slot, so the key
+   0 is kept apart in a flag. */
+struct pf_keyset {
+	uint64_t *slot;
+	size_t cap, count, limit;
+	size_t max_cap;		/* the largest table, in slots */
+	int has_zero;
+};
+
+#define KEYSET_START	(64u << 10)	/* slots of the first table */
+#define HUGE_PAGE	(2u << 20)
+
+/*
+ * A zeroed table of cap slots.  A large one is aligned to 2 MB and asked
+ * for transparent huge pages: filled at random, a table of 4 KB pages
+ * takes a page fault for nearly every key until every page is touched,
+ * and in a virtual machine that costs more than the rest of the work.
+ */
+static uint64_t *
+table_alloc(size_t cap)
+{
+	size_t bytes = cap * sizeof(uint64_t);
+	void *p;
+
+	if (bytes < 2 * HUGE_PAGE)
+		return calloc(cap, sizeof(uint64_t));
+	if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	memset(p, 0, bytes);
+	return p;
+}
+
+pf_keyset *
+pf_keyset_new(size_t max_bytes)
+{
+	pf_keyset *s;
+	size_t max_cap = max_bytes / sizeof(uint64_t) / 3 * 2, cap;
+
+	if (max_cap < 16)
+		max_cap = 16;
+	/* Halvings of the largest table, so that doubling lands on it. */
+	for (cap = max_cap; cap / 2 >= KEYSET_START; cap /= 2)
+		;
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	if ((s->slot = table_alloc(cap)) == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->cap = cap;
+	s->max_cap = max_cap;
+	s->limit = cap - cap / 4;
+	return s;
+}
+
+void
+pf_keyset_free(pf_keyset *s)
+{
+	if (s == NULL)
+		return;
+	free(s->slot);
+	free(s);
+}
+
+/* The home slot: the key's high bits scaled to the capacity (any
+   capacity, not only a power of two, so the whole budget is used). */
+static inline size_t
+home(const pf_keyset *s, uint64_t key)
+{
+	return (size_t)(((unsigned __int128)key * s->cap) >> 64);
+}
+
+/* Double the table (up to max_cap).  0, or -1 when it is as large as it
+   may be or memory could not be had. */
+static int
+grow(pf_keyset *s)
+{
+	uint64_t *old = s->slot, *slot;
+	size_t old_cap = s->cap, cap = s->cap * 2, i, j;
+
+	if (s->cap >= s->max_cap)
+		return -1;
+	if (cap > s->max_cap)
+		cap = s->max_cap;
+	if ((slot = table_alloc(cap)) == NULL)
+		return -1;
+	s->slot = slot;
+	s->cap = cap;
+	for (i = 0; i < old_cap; i++) {
+		if (old[i] == 0)
+			continue;
+		for (j = home(s, old[i]); slot[j] != 0;
+		    j = j + 1 == cap ? 0 : j + 1)
+			;
+		slot[j] = old[i];
+	}
+	free(old);
+	s->limit = cap - cap / 4;
+	return 0;
+}
+
+static inline int
+add(pf_keyset *s, uint64_t key)
+{
+	size_t i;
+
+	if (key == 0) {
+		if (s->has_zero)
+			return 0;
+		if (s->count >= s->limit && grow(s) == -1)
+			return -1;
+		s->has_zero = 1;
+		s->count++;
+		return 1;
+	}
+	for (i = home(s, key);; i = i + 1 == s->cap ? 0 : i + 1) {
+		if (s->slot[i] == key)
+			return 0;
+		if (s->slot[i] == 0)
+			break;
+	}
+	if (s->count >= s->limit) {
+		if (grow(s) == -1)
+			return -1;
+		for (i = home(s, key); s->slot[i] != 0;
+		    i = i + 1 == s->cap ? 0 : i + 1)
+			;
+	}
+	s->slot[i] = key;
+	s->count++;
+	return 1;
+}
+
+int
+pf_keyset_add(pf_keyset *s, uint64_t key)
+{
+	return add(s, key);
+}
+
+size_t
+pf_keyset_count(const pf_keyset *s)
+{
+	return s->count;
+}
+
+/* ---- key log ------------------------------------------------------------ */
+
+#define RECENT		16384
+
+/*
+ * The keys live in an address range reserved once (MAP_NORESERVE: pages come as they are touched, so the log grows
+ * in place without copying) and asked for transparent huge pages: filled
+ * in order, 4 KB pages cost a page fault every 512 keys, and in a virtual
+ * machine that is much of the work.  The sort needs no second array.
+ */
+struct pf_keylog {
+	uint64_t *key;
+	size_t reserved;	/* keys the range can hold */
+	size_t n, cap;		/* cap: keys paid for from the budget */
+	size_t sorted;		/* key[0..sorted) is sorted and unique */
+	size_t *budget;
+	int frozen;
+	/* The last key seen in each of RECENT slots (by key bits): a key
+	   found here is a duplicate and is not logged again, so that a
+	   stream with many repeats keeps its log small. */
+	uint64_t recent[RECENT];
+};
+
+#define KEYLOG_START	256
+#define KEYLOG_BYTES	sizeof(uint64_t)
+
+/* LSD radix sort of src[0..n) by bytes lo..7, scratch dst; the result in
+   keys (which is src or dst). */
+static void
+lsd_sort(uint64_t *src, uint64_t *dst, size_t n, int lo, uint64_t *keys)
+{
+	size_t count[8][256], pos;
+	uint64_t *t;
+	int b;
+
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = src[i];
+
+		for (b = lo; b < 8; b++)
+			count[b][(k >> (8 * b)) & 255]++;
+	}
+	for (b = lo; b < 8; b++) {
+		size_t *c = count[b];
+
+		if (c[(src[0] >> (8 * b)) & 255] == n)
+			continue;	/* one value of this byte: nothing moves */
+		pos = 0;
+		for (int v = 0; v < 256; v++) {
+			size_t k = c[v];
+
+			c[v] = pos;
+			pos += k;
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint64_t k = src[i];
+
+			dst[c[(k >> (8 * b)) & 255]++] = k;
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != keys)
+		memcpy(keys, src, n * sizeof(*keys));
+}
+
+/*
+ * In place: the keys are permuted into 256 buckets by their top byte
+ * (American flag sort: each key swapped straight to its bucket's next
+ * free place), then each bucket, small enough for the cache when the keys
+ * are hashes, is sorted by its other bytes with a scratch buffer of the
+ * largest bucket's size.  No second array of n keys: a large log is
+ * sorted in the memory it already has.
+ */
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void
+pf_sort_u64(uint64_t *keys, size_t n)
+{
+	size_t count[256], start[256], next[256], pos = 0, most = 0;
+	uint64_t *scratch;
+
+	if (n < 2)
+		return;
+	if (n < (1u << 16)) {
+		if ((scratch = malloc(n * sizeof(*scratch))) == NULL)
+			qsort(keys, n, sizeof(*keys), cmp_u64);
+		else
+			lsd_sort(keys, scratch, n, 0, keys);
+		free(scratch);
+		return;
+	}
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++)
+		count[keys[i] >> 56]++;
+	for (int v = 0; v < 256; v++) {
+		start[v] = next[v] = pos;
+		pos += count[v];
+		if (count[v] > most)
+			most = count[v];
+	}
+	for (int v = 0; v < 256; v++) {
+		size_t end = start[v] + count[v];
+
+		while (next[v] < end) {
+			uint64_t k = keys[next[v]];
+			unsigned d = (unsigned)(k >> 56);
+
+			while (d != (unsigned)v) {
+				uint64_t t = keys[next[d]];
+
+				keys[next[d]++] = k;
+				k = t;
+				d = (unsigned)(k >> 56);
+			}
+			keys[next[v]++] = k;
+		}
+	}
+	scratch = malloc(most * sizeof(*scratch));
+	for (int v = 0; v < 256; v++) {
+		if (count[v] < 2)
+			continue;
+		if (scratch == NULL)	/* out of memory: slower, in place */
+			qsort(keys + start[v], count[v], sizeof(*keys),
+			    cmp_u64);
+		else
+			lsd_sort(keys + start[v], scratch, count[v], 0,
+			    keys + start[v]);
+	}
+	free(scratch);
+}
+
+pf_keylog *
+pf_keylog_new(size_t *budget)
+{
+	pf_keylog *l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return NULL;
+	l->budget = budget;
+	memset(l->recent, 0xff, sizeof(l->recent));
+	return l;
+}
+
+static uint64_t *
+reserve(size_t keys)
+{
+	size_t bytes = keys * sizeof(uint64_t);
+	void *p;
+
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	if (bytes >= 2 * HUGE_PAGE)
+		(void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+void
+pf_keylog_free(pf_keylog *l)
+{
+	if (l == NULL)
+		return;
+	*l->budget += l->cap * KEYLOG_BYTES;
+	if (l->key != NULL)
+		munmap(l->key, l->reserved * sizeof(uint64_t));
+	free(l);
+}
+
+/* Sort and drop duplicates. */
+static void
+compact(pf_keylog *l)
+{
+	size_t i, j;
+
+	if (l->sorted == l->n)
+		return;
+	pf_sort_u64(l->key, l->n);
+	for (i = j = 0; i < l->n; i++)
+		if (j == 0 || l->key[i] != l->key[j - 1])
+			l->key[j++] = l->key[i];
+	l->n = l->sorted = j;
+}
+
+/* Room for one more key: grow within the budget, else compact, else
+   freeze.  0, or 1 when frozen. */
+static int
+make_room(pf_keylog *l)
+{
+	size_t cap = l->cap ? 2 * l->cap : KEYLOG_START;
+	size_t need;
+
+	if (l->key == NULL) {
+		/* the most this log could ever pay for */
+		l->reserved = *l->budget / KEYLOG_BYTES;
+		if (l->reserved < KEYLOG_START)
+			l->reserved = KEYLOG_START;
+		if ((l->key = reserve(l->reserved)) == NULL) {
+			l->reserved = 0;
+			l->frozen = 1;
+			return 1;
+		}
+	}
+	if (cap > l->reserved)
+		cap = l->reserved;
+	need = (cap - l->cap) * KEYLOG_BYTES;
+	if (cap > l->cap && need <= *l->budget) {
+		*l->budget -= need;
+		l->cap = cap;
+		return 0;
+	}
+	compact(l);
+	if (l->n <= l->cap / 2 && l->cap > 0)
+		return 0;
+	l->frozen = 1;
+	return 1;
+}
+
+int
+pf_keylog_add(pf_keylog *l, uint64_t key)
+{
+	uint64_t *r = &l->recent[(key >> 24) & (RECENT - 1)];
+
+	if (*r == key && key != UINT64_MAX)
+		return 0;	/* logged before */
+	if (l->frozen)
+		return 1;
+	*r = key;
+	if (l->n == l->cap && make_room(l) == 1)
+		return 1;
+	l->key[l->n++] = key;
+	return 0;
+}
+
+int
+pf_keylog_frozen(const pf_keylog *l)
+{
+	return l->frozen;
+}
+
+int
+pf_keylog_has(pf_keylog *l, uint64_t key)
+{
+	size_t lo = 0, hi;
+
+	compact(l);
+	hi = l->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->key[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->n && l->key[lo] == key;
+}
+
+size_t
+pf_keylog_finish(pf_keylog *l, const uint64_t **keys)
+{
+	compact(l);
+	*keys = l->key;
+	return l->n;
+}
+
+/* ---- HyperLogLog -------------------------------------------------------- */
+
+struct pf_hll {
+	int p;
+	size_t m;
+	uint8_t *reg;
+};
+
+size_t
+pf_hll_bytes(int precision)
+{
+	return (size_t)1 << precision;
+}
+
+pf_hll *
+pf_hll_new(int precision)
+{
+	pf_hll *h;
+
+	if (precision < 4 || precision > 18) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((h = calloc(1, sizeof(*h))) == NULL)
+		return NULL;
+	h->p = precision;
+	h->m = pf_hll_bytes(precision);
+	if ((h->reg = calloc(h->m, 1)) == NULL) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void
+pf_hll_free(pf_hll *h)
+{
+	if (h == NULL)
+		return;
+	free(h->reg);
+	free(h);
+}
+
+void
+pf_hll_add(pf_hll *h, uint64_t key)
+{
+	size_t i = (size_t)(key >> (64 - h->p));
+	uint64_t rest = key << h->p;
+	/* The rank: leading zeros of the other 64 - p bits, plus one;
+	   64 - p + 1 when they are all zero. */
+	uint8_t rank = rest == 0 ? (uint8_t)(64 - h->p + 1) :
+	    (uint8_t)(__builtin_clzll(rest) + 1);
+
+	if (rank > h->reg[i])
+		h->reg[i] = rank;
+}
+
+/* Ertl's sigma and tau (section 4 of the paper). */
+static double
+sigma(double x)
+{
+	double y = 1, z = x, zp;
+
+	if (x == 1)
+		return INFINITY;
+	do {
+		x *= x;
+		zp = z;
+		z += x * y;
+		y += y;
+	} while (zp != z);
+	return z;
+}
+
+static double
+tau(double x)
+{
+	double y = 1, z = 1 - x, zp;
+
+	if (x == 0 || x == 1)
+		return 0;
+	do {
+		x = sqrt(x);
+		zp = z;
+		y *= 0.5;
+		z -= (1 - x) * (1 - x) * y;
+	} while (zp != z);
+	return z / 3;
+}
+
+double
+pf_hll_estimate(const pf_hll *h)
+{
+	int q = 64 - h->p, k;
+	uint64_t c[66];
+	double m = (double)h->m, z;
+
+	memset(c, 0, sizeof(c));
+	for (size_t i = 0; i < h->m; i++)
+		c[h->reg[i]]++;
+	if (c[0] == h->m)
+		return 0;
+	z = m * tau(1 - (double)c[q + 1] / m);
+	for (k = q; k >= 1; k--)
+		z = 0.5 * (z + (double)c[k]);
+	z += m * sigma((double)c[0] / m);
+	return m * m / (2 * log(2)) / z;
+}
