@@ -24,6 +24,8 @@ MANDIR	?= $(PREFIX)/share/man
 # The Python module; Debian's python3 finds it there when PREFIX is /usr,
 # else through PYTHONPATH (README.md, "Python and PyTorch").
 PYTHONDIR ?= $(LIBDIR)/python3/dist-packages
+# The dataset build (scripts/posflow.mk).
+SHAREDIR ?= $(PREFIX)/share/posflow
 
 CC	?= cc
 PKGS	= libzstd zlib libarchive
@@ -140,6 +142,8 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libposflow.so
 	install -m 644 $(PY_SRC) $(DESTDIR)$(PYTHONDIR)/posflow
 	echo 'LIBDIR = "$(LIBDIR)"' > $(DESTDIR)$(PYTHONDIR)/posflow/_install.py
+	install -d $(DESTDIR)$(SHAREDIR)
+	install -m 644 scripts/posflow.mk $(DESTDIR)$(SHAREDIR)
 
 clean:
 	rm -rf build build-san

@@ -67,6 +67,7 @@ struct opts {
 	int progress;
 	int window;
 	int no_time;		/* --no-time: search times written as 0 */
+	int reproducible;	/* --reproducible: per game, see repro_key() */
 };
 
 /* When to send "ucinewgame" (--newgame). */
@@ -110,6 +111,9 @@ struct worker {
 	pf_extbuf pre;		/* the main search's evaluation, */
 	pf_extbuf post;		/* its shallower tables (-k), */
 	pf_movescores *tab;	/* and its table */
+	/* --reproducible: the cache entries of its run, held until the run
+	   is done (u64 key, u32 length, the value; little-endian). */
+	pf_extbuf hold;
 };
 
 /* The key of every position in the window that is searched (or waits to
@@ -169,9 +173,9 @@ static const char synopsis[] =
     "[-o file] [--cache file]\n"
     "                [--cache-mem size] [--drop-failed] "
     "[--newgame game | position | never]\n"
-    "                [--no-newgame] [--no-time] [--progress] [--retries n] "
-    "[--skip-done]\n"
-    "                [--tail-depth depth | --tail-nodes nodes] "
+    "                [--no-newgame] [--no-time] [--progress] "
+    "[--reproducible] [--retries n]\n"
+    "                [--skip-done] [--tail-depth depth | --tail-nodes nodes] "
     "[--timeout ms]\n"
     "                [--window n] [file ...]\n";
 
@@ -210,7 +214,7 @@ enum { OPT_CACHE = 256, OPT_CACHE_MEM, OPT_DROP_FAILED, OPT_NEWGAME,
     OPT_NO_NEWGAME,
     OPT_PROGRESS,
     OPT_SKIP_DONE, OPT_TAIL_DEPTH, OPT_TAIL_NODES, OPT_WINDOW,
-    OPT_NO_TIME };
+    OPT_NO_TIME, OPT_REPRODUCIBLE };
 
 /*
  * A tail (--tail-depth, --tail-nodes) scores the moves after the K best
@@ -268,6 +272,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "newgame", required_argument, NULL, OPT_NEWGAME },
 		{ "no-newgame", no_argument, NULL, OPT_NO_NEWGAME },
 		{ "no-time", no_argument, NULL, OPT_NO_TIME },
+		{ "reproducible", no_argument, NULL, OPT_REPRODUCIBLE },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "retries", required_argument, NULL, PF_POOL_OPT_RETRIES },
 		{ "skip-done", no_argument, NULL, OPT_SKIP_DONE },
@@ -386,6 +391,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 			    &errstr);
 			break;
 		case OPT_NO_TIME:
+			o->no_time = 1;
+			break;
+		case OPT_REPRODUCIBLE:
+			o->reproducible = 1;
 			o->no_time = 1;
 			break;
 		case 'h':
@@ -739,6 +748,61 @@ finish(struct run *R, uint64_t seq, int failed)
 }
 
 /*
+ * --reproducible: every game is evaluated on its own, so that its records
+ * depend on nothing but the game.  Its positions' cache keys hold its
+ * game id (a position shared with another game is searched again in this
+ * game, with this game's hash table), and the cache entries of a run are
+ * held by its engine until the run is done: the cache never holds part of
+ * a game, so a game is either taken from it whole (its searches would
+ * have given the same) or searched whole from its first position.  A run
+ * cut short (an interruption) leaves nothing in the cache.  Records of no
+ * game (id 0) are unrelated positions, searched each on their own.
+ */
+static uint64_t
+repro_key(uint64_t key, uint64_t game_id)
+{
+	uint64_t x = key ^ (game_id * 0x9E3779B97F4A7C15ULL);
+
+	if (game_id == 0)
+		return key;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+	x ^= x >> 31;
+	return x ? x : 1;
+}
+
+static int
+hold_entry(struct worker *E, const struct slot *s)
+{
+	uint8_t *p;
+
+	if ((p = pf_extbuf_add(&E->hold, 0, (uint32_t)(12 + s->add.len))) ==
+	    NULL)
+		return -1;
+	pf_put64(p, s->key);
+	pf_put32(p + 8, (uint32_t)s->add.len);
+	memcpy(p + 12, s->add.data, s->add.len);
+	return 0;
+}
+
+/* The run of E is done: its held entries go to the cache. */
+static void
+release_held(struct run *R, struct worker *E)
+{
+	const uint8_t *p = E->hold.data, *end = p + E->hold.len;
+
+	while (p < end) {
+		uint32_t n = pf_get32(p + PF_EXT_HEADER_SIZE + 8);
+
+		if (pf_evalcache_put(R->cache, pf_get64(p +
+		    PF_EXT_HEADER_SIZE), p + PF_EXT_HEADER_SIZE + 12, n) == -1)
+			pf_warnx("%s", pf_evalcache_error(R->cache));
+		p += PF_EXT_HEADER_SIZE + 12 + n;
+	}
+	pf_extbuf_reset(&E->hold);
+}
+
+/*
  * Take a record into the window and settle it at once when no engine is
  * needed.  Records are admitted in input order, so the first occurrence of
  * a position is the one searched, in its own run: a later duplicate in the
@@ -806,6 +870,8 @@ admit(struct run *R, const pf_record *rec)
 	s->key = pf_evalcache_key(pf_board_hash(&s->board),
 	    (uint8_t)R->o->limit_kind, R->o->limit, multipv_code(R->o),
 	    (uint8_t)R->o->keep_depths, R->setup);
+	if (R->o->reproducible)
+		s->key = repro_key(s->key, rec->game_id);
 	if (R->caching) {
 		r = pf_evalcache_get(R->cache, s->key, &s->add);
 		if (r == 1) {
@@ -1048,6 +1114,7 @@ pick(struct run *R, struct worker *E)
 		if (run_open(R, E->run))
 			return NONE;	/* its next record is not read yet */
 		E->run = NONE;
+		release_held(R, E);	/* its run is done */
 	}
 	while (R->scan < R->tail && at(R, R->scan)->state != S_PENDING)
 		R->scan++;
@@ -1172,8 +1239,10 @@ dispatch(struct run *R)
 			start_second(R, i);
 			continue;
 		}
-		if (pf_pool_dead(R->pool, i))
+		if (pf_pool_dead(R->pool, i)) {
 			E->run = NONE;	/* another engine takes the run over */
+			release_held(R, E);
+		}
 		if (!pf_pool_idle(R->pool, i) || got_signal)
 			continue;
 		if ((q = pick(R, E)) == NONE)
@@ -1277,8 +1346,14 @@ take_events(struct run *R)
 				break;
 			}
 			R->searched++;
-			if (R->caching && pf_evalcache_put(R->cache, s->key,
-			    s->add.data, s->add.len) == -1)
+			if (R->caching && R->o->reproducible) {
+				if (hold_entry(E, s) == -1) {
+					pf_warnx("out of memory");
+					R->fatal = 1;
+					return;
+				}
+			} else if (R->caching && pf_evalcache_put(R->cache,
+			    s->key, s->add.data, s->add.len) == -1)
 				pf_warnx("%s", pf_evalcache_error(R->cache));
 			finish(R, seq, 0);
 			break;
@@ -1531,6 +1606,11 @@ main(int argc, char **argv)
 		goto out;
 	}
 	loop(&R);
+	/* Every record done: the last runs are complete.  (Interrupted, a
+	   run in progress leaves nothing in the cache.) */
+	if (R.input_done && R.head == R.tail && !got_signal && !R.fatal)
+		for (int k = 0; k < R.neng; k++)
+			release_held(&R, &R.wk[k]);
 	stop_engines(&R);
 	if (o.progress && R.progress_tty)
 		fputs("\r\033[K", stderr);
@@ -1593,6 +1673,7 @@ out:
 	for (int i = 0; R.wk != NULL && i < R.neng; i++) {
 		pf_extbuf_free(&R.wk[i].pre);
 		pf_extbuf_free(&R.wk[i].post);
+		pf_extbuf_free(&R.wk[i].hold);
 		free(R.wk[i].tab);
 	}
 	free(R.mix);

@@ -94,7 +94,7 @@ synopsis() {
 	done
 }
 
-@test "make install puts every tool and man page under PREFIX" {
+@test "make install puts every tool, man page and the dataset build under PREFIX" {
 	run make -s -C "$TOP" install PREFIX="$BATS_TEST_TMPDIR/prefix" \
 		BUILD="$BUILD_DIR"
 	assert_success
@@ -106,6 +106,7 @@ synopsis() {
 	done
 	[ -f prefix/share/man/man5/posflow.5 ]
 	[ -f prefix/share/man/man7/posflow.7 ]
+	cmp "$TOP/scripts/posflow.mk" prefix/share/posflow/posflow.mk
 }
 
 @test "getopt's own messages name the tool, not its path" {

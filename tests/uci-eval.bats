@@ -834,17 +834,50 @@ expected_segments() {
 	[ "$(posdump -c out.zst | cut -d' ' -f1)" -eq 10 ]
 }
 
-@test "--no-time: search times written as 0, so that reruns are byte-identical" {
+@test "--no-time: search times written as 0, so that reruns write the same records" {
 	games 2 30 > in.pos
 	uci-eval -d 4 -j 2 --no-time -e "$SF" in.pos -o a.pos 2>/dev/null
 	uci-eval -d 4 -j 1 --no-time -e "$SF" in.pos -o b.pos 2>/dev/null
-	cmp a.pos b.pos
+	cmp <(posdump --json a.pos) <(posdump --json b.pos)
 	[ "$(posdump --json a.pos | jq -s '[.[].exts[] | select(.type == "eval") | .time_ms] | unique')" = "[
   0
 ]" ]
 	# without it the times are the engine's (and the rest the same)
 	uci-eval -d 4 -j 1 -e "$SF" in.pos -o c.pos 2>/dev/null
 	cmp <(posdump --json a.pos) <(posdump --json c.pos | sed 's/"time_ms":[0-9]*/"time_ms":0/g')
+}
+
+@test "--reproducible: the same records at any -j, from any game order, and after kills with --cache" {
+	games 6 60 > in.pos
+	uci-eval -d 7 -j 1 --reproducible -e "$SF" in.pos -o ref.pos 2>/dev/null
+	uci-eval -d 7 -j 2 --reproducible -e "$SF" in.pos -o j2.pos 2>/dev/null
+	cmp <(posdump --json ref.pos) <(posdump --json j2.pos)
+	# a game evaluated alone gives what it gives among the others, its
+	# positions shared with other games included (every game starts from
+	# the same position)
+	first=$(posdump --json in.pos | head -n 1 | jq -r .game)
+	posdump --json ref.pos | jq -c "select(.game == \"$first\")" > want
+	[ "$(wc -l < want)" -gt 10 ]
+	uci-eval -d 7 --reproducible -e "$SF" <(pgn2pos --max-plies 60 \
+	    <(awk '/^\[Event /{g++} g==1' "$TESTDATA/lichess_db_10k.pgn") 2>/dev/null) \
+	    -o alone.pos 2>/dev/null
+	cmp want <(posdump --json alone.pos)
+	# killed at random points with a cache, then run to the end: the
+	# records of the run that was never killed
+	for i in 1 2 3; do
+		uci-eval -d 7 --reproducible --cache c.cache -e "$SF" in.pos -o k.pos 2>/dev/null &
+		pid=$!
+		sleep "0.$(( RANDOM % 9 + 1 ))"
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" || true
+	done
+	run uci-eval -d 7 --reproducible --cache c.cache -e "$SF" in.pos -o k.pos
+	assert_success
+	cmp <(posdump --json ref.pos) <(posdump --json k.pos)
+	# the cache holds whole games only: a rerun searches nothing
+	run uci-eval -d 7 --reproducible --cache c.cache -e "$SF" in.pos -o again.pos
+	assert_output --partial " 0 searched"
+	cmp <(posdump --json ref.pos) <(posdump --json again.pos)
 }
 
 @test "--help, --version" {

@@ -1,0 +1,183 @@
+# posflow.mk - build a training dataset from games with make: split the
+# games into chunks, run every configured stage per chunk, shard them all.
+#
+#   make -f posflow.mk GAMES='a.pgn.zst b.pgn.zst' OUT=out DEPTH=12 \
+#       [CHUNK=100000] [FILTER='ply >= 16 && !capture'] [MULTIPV=all] \
+#       [SHARDS='--split train=0.95,val=0.05'] ... -j N
+#
+# Installed as PREFIX/share/posflow/posflow.mk; from the source tree add
+# BIN=build/bin (or put the tools on PATH).
+#
+# Stages, each to its own directory under OUT, one file per chunk:
+#   chunks/      pgn2pos --chunks CHUNK: the positions of every CHUNK
+#                games, in one pass over GAMES (PGN2POS: more options)
+#   filtered/    posfilter FILTER with SAMPLE's rules (off when both are
+#                empty)
+#   evaluated/   uci-eval at DEPTH (or NODES) with MULTIPV, KEEP_DEPTHS,
+#                TAIL, ENGINE and UCI's options, one engine per chunk and
+#                a cache file per chunk under cache/ (off when DEPTH and
+#                NODES are empty)
+#   targets/     softtarget TARGETS (after an evaluation; TARGETS=no: off)
+#   complexity/  complexity COMPLEXITY's options (COMPLEXITY=yes: defaults;
+#                needs MULTIPV=all KEEP_DEPTHS=yes)
+#   repaired/    repair-mark, once per word of REPAIR (candidates, panda)
+#   pqr/         pqr-sample with PQR triples per position
+# then shards/ (shard SHARDS over every chunk's last file, in chunk order).
+#
+# Every file is written under a temporary name (.part) and renamed when
+# complete, so a build killed at any point and run again keeps every
+# finished file, never takes a half-written one for finished, and the
+# evaluation cache makes a half-done chunk cheap.  The same GAMES and
+# settings give the same records in the same shards whatever -j, however
+# often the build was interrupted, and wherever a chunk ran (evaluations at
+# a depth or nodes limit are deterministic per game with one thread).  The
+# settings are kept in OUT/settings: a build with other settings into the
+# same OUT is refused (use another OUT).
+#
+# Variables: GAMES (required), OUT (out), CHUNK (100000), PGN2POS, FILTER,
+# SAMPLE, SEED (1: posfilter, pqr-sample, shard), DEPTH, NODES, MULTIPV (1),
+# KEEP_DEPTHS (yes/no), TAIL (a --tail-depth), ENGINE, HASH (16), UCI,
+# TARGETS, COMPLEXITY, REPAIR, PQR, SHARDS, BIN.
+#
+# Targets: all (the default: the shards), chunks (the split alone),
+# stages (every chunk through its last stage, no shards), clean.
+
+SELF := $(lastword $(MAKEFILE_LIST))
+
+GAMES ?=
+OUT ?= out
+CHUNK ?= 100000
+PGN2POS ?=
+FILTER ?=
+SAMPLE ?=
+SEED ?= 1
+DEPTH ?=
+NODES ?=
+MULTIPV ?= 1
+KEEP_DEPTHS ?= no
+TAIL ?=
+ENGINE ?=
+HASH ?= 16
+UCI ?=
+TARGETS ?=
+COMPLEXITY ?=
+REPAIR ?=
+PQR ?=
+SHARDS ?= --split train=0.9,val=0.1
+BIN ?=
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+
+# A word in single quotes for the shell.
+q = '$(subst ','\'',$(1))'
+tool = $(if $(BIN),$(BIN)/)$(1)
+
+ifeq ($(strip $(GAMES)),)
+$(error posflow.mk: give GAMES='file ...' (see the head of $(SELF)))
+endif
+
+# The stages in use, in order.
+STAGES := chunks
+ifneq ($(strip $(FILTER)$(SAMPLE)),)
+STAGES += filtered
+endif
+ifneq ($(strip $(DEPTH)$(NODES)),)
+STAGES += evaluated
+ifneq ($(strip $(TARGETS)),no)
+STAGES += targets
+endif
+endif
+ifneq ($(strip $(COMPLEXITY)),)
+STAGES += complexity
+endif
+ifneq ($(strip $(REPAIR)),)
+STAGES += repaired
+endif
+ifneq ($(strip $(PQR)),)
+STAGES += pqr
+endif
+LAST := $(lastword $(STAGES))
+
+LIMIT := $(if $(strip $(DEPTH)),-d $(DEPTH),-n $(NODES))
+
+# Each stage's command, reading $< and writing $@.part.
+cmd_filtered = $(call tool,posfilter) --seed $(SEED) $(SAMPLE) \
+	-e $(call q,$(FILTER)) -z -o $@.part $<
+cmd_evaluated = $(call tool,uci-eval) $(LIMIT) -m $(MULTIPV) \
+	$(if $(filter yes,$(KEEP_DEPTHS)),--keep-depths) \
+	$(if $(strip $(TAIL)),--tail-depth $(TAIL)) \
+	$(if $(strip $(ENGINE)),-e $(call q,$(ENGINE))) -O Hash=$(HASH) \
+	$(UCI) -j 1 --reproducible --cache $(OUT)/cache/$*.cache -z -o $@.part $<
+cmd_targets = $(call tool,softtarget) $(TARGETS) -z -o $@.part $<
+cmd_complexity = $(call tool,complexity) $(filter-out yes,$(COMPLEXITY)) \
+	-z -o $@.part $<
+cmd_repaired = $(call tool,repair-mark) --mode $(firstword $(REPAIR)) $< \
+	$(foreach m,$(wordlist 2,9,$(REPAIR)),| $(call tool,repair-mark) \
+	--mode $(m) $(if $(strip $(ENGINE)),-e $(call q,$(ENGINE)))) \
+	-z -o $@.part
+cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
+	-z -o $@.part $<
+
+SETTINGS := GAMES CHUNK PGN2POS FILTER SAMPLE SEED DEPTH NODES MULTIPV \
+	KEEP_DEPTHS TAIL ENGINE HASH UCI TARGETS COMPLEXITY REPAIR PQR SHARDS
+
+.PHONY: all chunks stages shards clean FORCE
+
+all: $(OUT)/chunks/.done
+	@$(MAKE) -f $(SELF) --no-print-directory shards
+
+chunks: $(OUT)/chunks/.done
+
+stages: $(OUT)/chunks/.done
+	@$(MAKE) -f $(SELF) --no-print-directory stages-after-split
+
+# The settings, written once; another build into OUT must use the same.
+$(OUT)/settings: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' $(foreach v,$(SETTINGS),$(call q,$(v)=$($(v)))) > $@.new
+	@if [ -f $@ ]; then \
+		if ! cmp -s $@ $@.new; then \
+			echo "posflow.mk: $(OUT) was built with other settings" \
+			    "(use another OUT, or remove $(OUT)):" >&2; \
+			diff $@ $@.new >&2; rm -f $@.new; exit 1; \
+		fi; rm -f $@.new; \
+	else mv $@.new $@; fi
+
+# The split: pgn2pos writes each chunk under a temporary name and skips
+# the chunks already there, so a rerun writes only the missing ones.
+$(OUT)/chunks/.done: $(OUT)/settings
+	$(call tool,pgn2pos) --chunks $(CHUNK) -z $(PGN2POS) \
+		-o $(OUT)/chunks $(GAMES)
+	@touch $@
+
+# After the split (a second make, which sees the chunk files).
+CHUNK_FILES := $(sort $(wildcard $(OUT)/chunks/chunk-*.pos.zst))
+FINAL := $(patsubst $(OUT)/chunks/%,$(OUT)/$(LAST)/%,$(CHUNK_FILES))
+
+define stage_rule
+$$(OUT)/$(2)/%.pos.zst: $$(OUT)/$(1)/%.pos.zst $$(OUT)/settings
+	@mkdir -p $$(@D) $$(OUT)/cache
+	$$(cmd_$(2)) || { rm -f $$@.part; exit 1; }
+	@mv $$@.part $$@
+endef
+# One rule per pair of consecutive stages ("chunks:filtered", ...).
+PAIRS := $(join $(addsuffix :,$(wordlist 1,$(words $(STAGES)),x $(STAGES))),$(STAGES))
+$(foreach p,$(wordlist 2,99,$(PAIRS)),$(eval $(call stage_rule,$(word \
+	1,$(subst :, ,$(p))),$(word 2,$(subst :, ,$(p))))))
+
+.PHONY: stages-after-split
+stages-after-split: $(FINAL)
+
+shards: $(OUT)/shards/manifest.json
+
+# shard writes its manifest last: without one the directory is not done.
+$(OUT)/shards/manifest.json: $(FINAL) $(OUT)/settings
+	@test -n "$(FINAL)" || { echo "posflow.mk: no chunks in" \
+	    "$(OUT)/chunks (no games in GAMES?)" >&2; exit 1; }
+	rm -rf $(OUT)/shards
+	$(call tool,shard) --seed $(SEED) $(SHARDS) -o $(OUT)/shards $(FINAL)
+
+clean:
+	rm -rf $(OUT)

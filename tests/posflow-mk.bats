@@ -1,0 +1,109 @@
+#!/usr/bin/env bats
+# scripts/posflow.mk, the dataset build: every configured stage per chunk,
+# the shards equal to the same pipeline run by hand; make -j2 equals -j1; a
+# build killed with SIGKILL at random points and run again gives the same
+# shards as an uninterrupted one, and never takes a half-written file for
+# a finished one; other settings into the same OUT are refused.
+
+load helper
+
+MK="$TOP/scripts/posflow.mk"
+GAMES="$TESTDATA/lichess_db_100k.pgn"
+
+# The build's shards as "file records checksum" lines.
+shards() {
+	jq -r '.shards[] | "\(.file) \(.records) \(.xxh3)"' "$1/manifest.json"
+}
+
+build() {
+	make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$GAMES" CHUNK=6 DEPTH=3 \
+	    FILTER='ply >= 2 && !check' SAMPLE='--keep 0.8' PQR=1 \
+	    SHARDS='--split train=0.75,val=0.25 --records-per-shard 500' "$@"
+}
+
+setup_file() {
+	command -v "$(stockfish_path)" >/dev/null || skip "no stockfish"
+	export PATH="$(dirname "$(stockfish_path)"):$PATH"
+	cd "$BATS_FILE_TMPDIR"
+	build OUT=ref -j2 > ref.log 2>&1
+}
+
+@test "every stage per chunk; the same records and shards as the pipeline run by hand on the whole input" {
+	cd "$BATS_FILE_TMPDIR"
+	[ -f ref/shards/manifest.json ]
+	games=$(grep -c '^\[Event ' "$GAMES")
+	chunks=$(( (games + 5) / 6 ))
+	for d in chunks filtered evaluated targets pqr; do
+		[ "$(ls ref/$d/chunk-*.pos.zst | wc -l)" -eq "$chunks" ] || fail "$d"
+	done
+	! find ref -name '*.part' | grep -q .
+	# the chunks are pgn2pos's records of the whole input
+	cmp <(pgn2pos "$GAMES" 2>/dev/null | posdump --json) <(cat ref/chunks/chunk-*.pos.zst | posdump --json)
+	# by hand: the same tools over the whole input, unchunked (the draws
+	# of posfilter and pqr-sample are per record, the evaluations per
+	# game), then shard
+	mkdir -p byhand
+	pgn2pos "$GAMES" 2>/dev/null | posfilter --seed 1 --keep 0.8 'ply >= 2 && !check' 2>/dev/null |
+	    uci-eval -d 3 -m 1 -O Hash=16 -j 2 --reproducible 2>/dev/null | softtarget 2>/dev/null |
+	    pqr-sample --per-position 1 --seed 1 -o byhand/whole.pos 2>/dev/null
+	cmp <(posdump --json byhand/whole.pos) <(cat ref/pqr/chunk-*.pos.zst | posdump --json)
+	shard --seed 1 --split train=0.75,val=0.25 --records-per-shard 500 -o byhand/shards byhand/whole.pos 2>/dev/null
+	cmp <(shards ref/shards) <(shards byhand/shards)
+	[ "$(shards ref/shards | wc -l)" -ge 3 ]
+	# nothing left to do: a second make runs no stage
+	run build OUT=ref
+	assert_success
+	assert_output ""
+}
+
+@test "make -j1 gives the shards of make -j2" {
+	cd "$BATS_FILE_TMPDIR"
+	build OUT=j1 -j1 > /dev/null 2>&1
+	cmp <(shards ref/shards) <(shards j1/shards)
+	cmp ref/settings j1/settings
+}
+
+@test "killed with SIGKILL at random points and run again: the same shards" {
+	cd "$BATS_FILE_TMPDIR"
+	rm -rf k
+	for i in 1 2 3 4; do
+		# a random point in the first seconds of the build (or of what
+		# is left of it)
+		ms=$(( (RANDOM % 2500) + 100 ))
+		echo "kill $i after $ms ms" >&3
+		setsid bash -c "cd '$BATS_FILE_TMPDIR' && $(declare -f build); MK='$MK' BUILD_DIR='$BUILD_DIR' GAMES='$GAMES' build OUT=k -j2" \
+		    > /dev/null 2>&1 &
+		pid=$!
+		sleep "$(awk -v m="$ms" 'BEGIN { print m / 1000 }')"
+		kill -KILL -- "-$pid" 2>/dev/null || true
+		wait "$pid" || true
+		# whatever is there under a final name is complete
+		for f in $(find k -name 'chunk-*.pos.zst' ! -path '*/cache/*'); do
+			posdump -c "$f" > /dev/null 2>&1 || fail "$f is not a complete stream"
+		done
+	done
+	build OUT=k -j2 > /dev/null 2>&1
+	cmp <(shards ref/shards) <(shards k/shards)
+	! find k -name 'chunk-*.pos.zst.part' -newer k/shards/manifest.json | grep -q .
+}
+
+@test "another build into the same OUT with other settings is refused" {
+	cd "$BATS_FILE_TMPDIR"
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$GAMES" CHUNK=6 DEPTH=4 OUT=ref
+	assert_failure
+	assert_output --partial "posflow.mk: ref was built with other settings"
+	assert_output --partial "DEPTH=4"
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" OUT=x
+	assert_failure
+	assert_output --partial "give GAMES="
+}
+
+@test "stages configured off are skipped: positions straight to shards" {
+	cd "$BATS_FILE_TMPDIR"
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$GAMES" CHUNK=20 OUT=plain
+	assert_success
+	[ ! -d plain/evaluated ] && [ ! -d plain/filtered ]
+	pgn2pos "$GAMES" -o all.pos 2>/dev/null
+	n=$(posdump -c all.pos | cut -d' ' -f1)
+	[ "$(jq .records_in plain/shards/manifest.json)" -eq "$n" ]
+}
