@@ -40,7 +40,11 @@
 # TARGETS, COMPLEXITY, REPAIR, PQR, SHARDS, BIN.
 #
 # Targets: all (the default: the shards), chunks (the split alone),
-# stages (every chunk through its last stage, no shards), clean.
+# stages (every chunk through its last stage, no shards), one C=NAME (chunk
+# NAME, as chunk-000003.pos.zst, through its last stage: what a cluster
+# job runs), shards (after every chunk is through), list-chunks and
+# last-dir (print the chunk names after the split, and the directory of
+# each chunk's last file), clean.
 
 SELF := $(lastword $(MAKEFILE_LIST))
 
@@ -123,7 +127,7 @@ cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
 SETTINGS := GAMES CHUNK PGN2POS FILTER SAMPLE SEED DEPTH NODES MULTIPV \
 	KEEP_DEPTHS TAIL ENGINE HASH UCI TARGETS COMPLEXITY REPAIR PQR SHARDS
 
-.PHONY: all chunks stages shards clean FORCE
+.PHONY: all chunks stages shards clean FORCE one list-chunks last-dir
 
 all: $(OUT)/chunks/.done
 	@$(MAKE) -f $(SELF) --no-print-directory shards
@@ -169,6 +173,18 @@ $(foreach p,$(wordlist 2,99,$(PAIRS)),$(eval $(call stage_rule,$(word \
 
 .PHONY: stages-after-split
 stages-after-split: $(FINAL)
+
+# One chunk through its stages (the split must be there).
+one:
+	@test -n "$(C)" || { echo "posflow.mk: one needs C=chunk-NNNNNN.pos.zst" >&2; exit 1; }
+	@test -f $(OUT)/chunks/$(C) || { echo "posflow.mk: no $(OUT)/chunks/$(C)" >&2; exit 1; }
+	@$(MAKE) -f $(SELF) --no-print-directory $(OUT)/$(LAST)/$(C)
+
+list-chunks:
+	@for f in $(CHUNK_FILES); do echo "$${f##*/}"; done
+
+last-dir:
+	@echo $(OUT)/$(LAST)
 
 shards: $(OUT)/shards/manifest.json
 
