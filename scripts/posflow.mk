@@ -16,11 +16,14 @@
 #   evaluated/   uci-eval at DEPTH (or NODES) with MULTIPV, KEEP_DEPTHS,
 #                TAIL, ENGINE and UCI's options, one engine per chunk and
 #                a cache file per chunk under cache/ (off when DEPTH and
-#                NODES are empty)
+#                NODES are empty); with SHALLOW=d, a depth-d evaluation
+#                first (the shallow one repair-mark's candidates and
+#                complexity's nodes mode compare with)
 #   targets/     softtarget TARGETS (after an evaluation; TARGETS=no: off)
 #   complexity/  complexity COMPLEXITY's options (COMPLEXITY=yes: defaults;
 #                needs MULTIPV=all KEEP_DEPTHS=yes)
-#   repaired/    repair-mark, once per word of REPAIR (candidates, panda)
+#   repaired/    repair-mark --mode REPAIR (candidates or panda, with
+#                ENGINE for panda's searches)
 #   pqr/         pqr-sample with PQR triples per position
 # then shards/ (shard SHARDS over every chunk's last file, in chunk order).
 #
@@ -35,7 +38,8 @@
 # same OUT is refused (use another OUT).
 #
 # Variables: GAMES (required), OUT (out), CHUNK (100000), PGN2POS, FILTER,
-# SAMPLE, SEED (1: posfilter, pqr-sample, shard), DEPTH, NODES, MULTIPV (1),
+# SAMPLE, SEED (1: posfilter, pqr-sample, shard), DEPTH, NODES, SHALLOW,
+# MULTIPV (1),
 # KEEP_DEPTHS (yes/no), TAIL (a --tail-depth), ENGINE, HASH (16), UCI,
 # TARGETS, COMPLEXITY, REPAIR, PQR, SHARDS, BIN.
 #
@@ -57,6 +61,7 @@ SAMPLE ?=
 SEED ?= 1
 DEPTH ?=
 NODES ?=
+SHALLOW ?=
 MULTIPV ?= 1
 KEEP_DEPTHS ?= no
 TAIL ?=
@@ -70,6 +75,9 @@ PQR ?=
 SHARDS ?= --split train=0.9,val=0.1
 BIN ?=
 
+# A stage that pipes two tools fails when either does.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
@@ -109,22 +117,24 @@ LIMIT := $(if $(strip $(DEPTH)),-d $(DEPTH),-n $(NODES))
 # Each stage's command, reading $< and writing $@.part.
 cmd_filtered = $(call tool,posfilter) --seed $(SEED) $(SAMPLE) \
 	-e $(call q,$(FILTER)) -z -o $@.part $<
-cmd_evaluated = $(call tool,uci-eval) $(LIMIT) -m $(MULTIPV) \
+cmd_evaluated = $(if $(strip $(SHALLOW)),$(call tool,uci-eval) -d $(SHALLOW) \
+	$(if $(strip $(ENGINE)),-e $(call q,$(ENGINE))) -O Hash=$(HASH) \
+	$(UCI) -j 1 --reproducible --cache $(OUT)/cache/$*.shallow.cache $< |) \
+	$(call tool,uci-eval) $(LIMIT) -m $(MULTIPV) \
 	$(if $(filter yes,$(KEEP_DEPTHS)),--keep-depths) \
 	$(if $(strip $(TAIL)),--tail-depth $(TAIL)) \
 	$(if $(strip $(ENGINE)),-e $(call q,$(ENGINE))) -O Hash=$(HASH) \
-	$(UCI) -j 1 --reproducible --cache $(OUT)/cache/$*.cache -z -o $@.part $<
+	$(UCI) -j 1 --reproducible --cache $(OUT)/cache/$*.cache -z -o $@.part \
+	$(if $(strip $(SHALLOW)),-,$<)
 cmd_targets = $(call tool,softtarget) $(TARGETS) -z -o $@.part $<
 cmd_complexity = $(call tool,complexity) $(filter-out yes,$(COMPLEXITY)) \
 	-z -o $@.part $<
-cmd_repaired = $(call tool,repair-mark) --mode $(firstword $(REPAIR)) $< \
-	$(foreach m,$(wordlist 2,9,$(REPAIR)),| $(call tool,repair-mark) \
-	--mode $(m) $(if $(strip $(ENGINE)),-e $(call q,$(ENGINE)))) \
-	-z -o $@.part
+cmd_repaired = $(call tool,repair-mark) --mode $(REPAIR) \
+	$(if $(strip $(ENGINE)),-e $(call q,$(ENGINE))) -z -o $@.part $<
 cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
 	-z -o $@.part $<
 
-SETTINGS := GAMES CHUNK PGN2POS FILTER SAMPLE SEED DEPTH NODES MULTIPV \
+SETTINGS := GAMES CHUNK PGN2POS FILTER SAMPLE SEED DEPTH NODES SHALLOW MULTIPV \
 	KEEP_DEPTHS TAIL ENGINE HASH UCI TARGETS COMPLEXITY REPAIR PQR SHARDS
 
 .PHONY: all chunks stages shards clean FORCE one list-chunks last-dir

@@ -107,3 +107,24 @@ setup_file() {
 	n=$(posdump -c all.pos | cut -d' ' -f1)
 	[ "$(jq .records_in plain/shards/manifest.json)" -eq "$n" ]
 }
+
+@test "SHALLOW, COMPLEXITY and REPAIR: two evaluations, then complexity and Panda's repair" {
+	cd "$BATS_FILE_TMPDIR"
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$TESTDATA/lichess_db_10k.pgn" \
+	    CHUNK=3 OUT=deep SHALLOW=1 DEPTH=4 MULTIPV=all KEEP_DEPTHS=yes \
+	    COMPLEXITY=yes REPAIR=panda -j2
+	assert_success
+	# every position has a depth-1 and a depth-4 evaluation, a complexity
+	# (but the terminal ones) and a repair extension
+	cat deep/repaired/chunk-*.pos.zst | posdump --json > all.json
+	n=$(wc -l < all.json)
+	[ "$n" -eq "$(cat deep/chunks/chunk-*.pos.zst | posdump -c | cut -d' ' -f1)" ]
+	[ "$(jq -c '[.exts[] | select(.type == "eval") | .depth] | select(index(1) != null and index(4) != null)' all.json | wc -l)" -ge $((n - 5)) ]
+	[ "$(jq -c 'select(any(.exts[]; .type == "complexity"))' all.json | wc -l)" -ge $((n - 5)) ]
+	[ "$(jq -c 'select(any(.exts[]; .type == "repair" and .mode == "panda"))' all.json | wc -l)" -eq "$n" ]
+	# a stage that pipes two tools fails when the first does
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$TESTDATA/lichess_db_10k.pgn" \
+	    CHUNK=3 OUT=bad SHALLOW=1 DEPTH=4 ENGINE=/nonexistent
+	assert_failure
+	[ ! -f bad/evaluated/chunk-000000.pos.zst ]
+}
