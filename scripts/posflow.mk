@@ -33,9 +33,12 @@
 # evaluation cache makes a half-done chunk cheap.  The same GAMES and
 # settings give the same records in the same shards whatever -j, however
 # often the build was interrupted, and wherever a chunk ran (evaluations at
-# a depth or nodes limit are deterministic per game with one thread).  The
-# settings are kept in OUT/settings: a build with other settings into the
-# same OUT is refused (use another OUT).
+# a depth or nodes limit are deterministic per game with one thread).
+# Each stage keeps the settings it was made with in OUT/<stage>/.settings
+# (its own variables and those of the stages before it): a build with other
+# settings into the same OUT makes again the stages they touch, and only
+# those (change TARGETS, and the evaluations stay; the evaluation caches
+# are kept whatever changes).
 #
 # Variables: GAMES (required), OUT (out), CHUNK (100000), PGN2POS, FILTER,
 # SAMPLE, SEED (1: posfilter, pqr-sample, shard), DEPTH, NODES, SHALLOW,
@@ -111,6 +114,10 @@ ifneq ($(strip $(PQR)),)
 STAGES += pqr
 endif
 LAST := $(lastword $(STAGES))
+# The stages up to and with stage $(1).
+_upto = $(firstword $(2))$(if $(filter $(1),$(firstword $(2))),, $(call \
+	_upto,$(1),$(wordlist 2,99,$(2))))
+upto = $(call _upto,$(1),$(STAGES))
 
 LIMIT := $(if $(strip $(DEPTH)),-d $(DEPTH),-n $(NODES))
 
@@ -134,8 +141,16 @@ cmd_repaired = $(call tool,repair-mark) --mode $(REPAIR) \
 cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
 	-z -o $@.part $<
 
-SETTINGS := GAMES CHUNK PGN2POS FILTER SAMPLE SEED DEPTH NODES SHALLOW MULTIPV \
-	KEEP_DEPTHS TAIL ENGINE HASH UCI TARGETS COMPLEXITY REPAIR PQR SHARDS
+# The variables each stage's files depend on (besides those of the stages
+# before it).
+VARS_chunks := GAMES CHUNK PGN2POS
+VARS_filtered := FILTER SAMPLE SEED
+VARS_evaluated := DEPTH NODES SHALLOW MULTIPV KEEP_DEPTHS TAIL ENGINE HASH UCI
+VARS_targets := TARGETS
+VARS_complexity := COMPLEXITY
+VARS_repaired := REPAIR ENGINE
+VARS_pqr := PQR SEED
+VARS_shards := SHARDS SEED
 
 .PHONY: all chunks stages shards clean FORCE one list-chunks last-dir
 
@@ -147,21 +162,32 @@ chunks: $(OUT)/chunks/.done
 stages: $(OUT)/chunks/.done
 	@$(MAKE) -f $(SELF) --no-print-directory stages-after-split
 
-# The settings, written once; another build into OUT must use the same.
-$(OUT)/settings: FORCE
-	@mkdir -p $(@D)
-	@printf '%s\n' $(foreach v,$(SETTINGS),$(call q,$(v)=$($(v)))) > $@.new
-	@if [ -f $@ ]; then \
-		if ! cmp -s $@ $@.new; then \
-			echo "posflow.mk: $(OUT) was built with other settings" \
-			    "(use another OUT, or remove $(OUT)):" >&2; \
-			diff $@ $@.new >&2; rm -f $@.new; exit 1; \
-		fi; rm -f $@.new; \
-	else mv $@.new $@; fi
+# A stage's settings: rewritten (and the stage's files removed, so that
+# they are made again) only when they differ from those it was made with.
+# stage_settings, stage, the stages up to it, what to remove on a change.
+define stage_settings
+$$(OUT)/$(1)/.settings: FORCE
+	@mkdir -p $$(@D)
+	@printf '%s\n' $$(call q,STAGES=$(2)) $$(foreach s,$(2),$$(foreach \
+	    v,$$(VARS_$$(s)),$$(call q,$$(v)=$$($$(v))))) > $$@.new
+	@if [ -f $$@ ] && cmp -s $$@ $$@.new; then rm -f $$@.new; else \
+		if [ -f $$@ ]; then \
+			echo "posflow.mk: $(1): the settings changed; its" \
+			    "files are made again" >&2; \
+			rm -rf $(3); \
+		fi; \
+		mv $$@.new $$@; \
+	fi
+endef
+$(eval $(call stage_settings,chunks,chunks,$(OUT)/chunks/chunk-* \
+	$(OUT)/chunks/.chunk-* $(OUT)/chunks/.done))
+$(foreach st,$(wordlist 2,99,$(STAGES)),$(eval $(call stage_settings,$(st),$(call \
+	upto,$(st)),$(OUT)/$(st)/chunk-*)))
+$(eval $(call stage_settings,shards,$(STAGES) shards,$(OUT)/shards/*))
 
 # The split: pgn2pos writes each chunk under a temporary name and skips
 # the chunks already there, so a rerun writes only the missing ones.
-$(OUT)/chunks/.done: $(OUT)/settings
+$(OUT)/chunks/.done: $(OUT)/chunks/.settings
 	$(call tool,pgn2pos) --chunks $(CHUNK) -z $(PGN2POS) \
 		-o $(OUT)/chunks $(GAMES)
 	@touch $@
@@ -171,7 +197,7 @@ CHUNK_FILES := $(sort $(wildcard $(OUT)/chunks/chunk-*.pos.zst))
 FINAL := $(patsubst $(OUT)/chunks/%,$(OUT)/$(LAST)/%,$(CHUNK_FILES))
 
 define stage_rule
-$$(OUT)/$(2)/%.pos.zst: $$(OUT)/$(1)/%.pos.zst $$(OUT)/settings
+$$(OUT)/$(2)/%.pos.zst: $$(OUT)/$(1)/%.pos.zst $$(OUT)/$(2)/.settings
 	@mkdir -p $$(@D) $$(OUT)/cache
 	$$(cmd_$(2)) || { rm -f $$@.part; exit 1; }
 	@mv $$@.part $$@
@@ -199,10 +225,10 @@ last-dir:
 shards: $(OUT)/shards/manifest.json
 
 # shard writes its manifest last: without one the directory is not done.
-$(OUT)/shards/manifest.json: $(FINAL) $(OUT)/settings
+$(OUT)/shards/manifest.json: $(FINAL) $(OUT)/shards/.settings
 	@test -n "$(FINAL)" || { echo "posflow.mk: no chunks in" \
 	    "$(OUT)/chunks (no games in GAMES?)" >&2; exit 1; }
-	rm -rf $(OUT)/shards
+	rm -f $(OUT)/shards/*.pos* $(OUT)/shards/manifest.json
 	$(call tool,shard) --seed $(SEED) $(SHARDS) -o $(OUT)/shards $(FINAL)
 
 clean:

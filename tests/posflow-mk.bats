@@ -3,7 +3,8 @@
 # the shards equal to the same pipeline run by hand; make -j2 equals -j1; a
 # build killed with SIGKILL at random points and run again gives the same
 # shards as an uninterrupted one, and never takes a half-written file for
-# a finished one; other settings into the same OUT are refused.
+# a finished one; other settings into the same OUT make again the stages
+# they touch, and only those.
 
 load helper
 
@@ -60,7 +61,7 @@ setup_file() {
 	cd "$BATS_FILE_TMPDIR"
 	build OUT=j1 -j1 > /dev/null 2>&1
 	cmp <(shards ref/shards) <(shards j1/shards)
-	cmp ref/settings j1/settings
+	cmp ref/shards/.settings j1/shards/.settings
 }
 
 @test "killed with SIGKILL at random points and run again: the same shards" {
@@ -87,12 +88,33 @@ setup_file() {
 	! find k -name 'chunk-*.pos.zst.part' -newer k/shards/manifest.json | grep -q .
 }
 
-@test "another build into the same OUT with other settings is refused" {
+@test "other settings into the same OUT make again the stages they touch, and only those" {
 	cd "$BATS_FILE_TMPDIR"
-	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$GAMES" CHUNK=6 DEPTH=4 OUT=ref
-	assert_failure
-	assert_output --partial "posflow.mk: ref was built with other settings"
-	assert_output --partial "DEPTH=4"
+	rm -rf re
+	cp -a ref re
+	mtimes() { stat -c '%n %Y.%y' re/"$1"/chunk-*.pos.zst; }
+	mtimes chunks > chunks.0; mtimes evaluated > evaluated.0; mtimes pqr > pqr.0
+	sleep 1
+	# another shard setting: only the shards
+	run build OUT=re SHARDS='--split train=0.5,val=0.5 --records-per-shard 500'
+	assert_success
+	assert_output --partial "posflow.mk: shards: the settings changed"
+	refute_output --partial "evaluated: the settings changed"
+	cmp evaluated.0 <(mtimes evaluated)
+	cmp pqr.0 <(mtimes pqr)
+	[ "$(jq -r .command re/shards/manifest.json)" != "$(jq -r .command ref/shards/manifest.json)" ]
+	# another depth: the evaluations and everything after them, not the
+	# chunks; back to the first settings, the shards of the first build
+	run build OUT=re DEPTH=2
+	assert_success
+	assert_output --partial "posflow.mk: evaluated: the settings changed"
+	refute_output --partial "chunks: the settings changed"
+	cmp chunks.0 <(mtimes chunks)
+	! cmp -s evaluated.0 <(mtimes evaluated)
+	run build OUT=re
+	assert_success
+	cmp <(shards ref/shards) <(shards re/shards)
+	# without GAMES: a usage message
 	run make -s -f "$MK" BIN="$BUILD_DIR/bin" OUT=x
 	assert_failure
 	assert_output --partial "give GAMES="
