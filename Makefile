@@ -68,7 +68,9 @@ MAN7	= $(wildcard man/man7/*.7)
 DEB_PKGS = gcc make pkg-config libzstd-dev zlib1g-dev libarchive-dev \
 	libxxhash-dev bats bats-support bats-assert stockfish mandoc \
 	pgn-extract zstd xz-utils bzip2 libarchive-tools jq zip python3 \
-	python3-xxhash python3-numpy python3-torch
+	python3-xxhash python3-numpy python3-torch \
+	parallel openssh-server openssh-client rsync \
+	slurm-wlm slurmctld slurmd slurm-client munge
 
 .PHONY: all check unit bats lint deps demo install clean bench
 
@@ -144,6 +146,8 @@ install: all
 	echo 'LIBDIR = "$(LIBDIR)"' > $(DESTDIR)$(PYTHONDIR)/posflow/_install.py
 	install -d $(DESTDIR)$(SHAREDIR)
 	install -m 644 scripts/posflow.mk $(DESTDIR)$(SHAREDIR)
+	install -m 755 scripts/posflow-parallel scripts/posflow-slurm \
+		$(DESTDIR)$(BINDIR)
 
 clean:
 	rm -rf build build-san

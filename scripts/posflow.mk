@@ -152,7 +152,7 @@ VARS_repaired := REPAIR ENGINE
 VARS_pqr := PQR SEED
 VARS_shards := SHARDS SEED
 
-.PHONY: all chunks stages shards clean FORCE one list-chunks last-dir
+.PHONY: all chunks stages shards clean one list-chunks last-dir
 
 all: $(OUT)/chunks/.done
 	@$(MAKE) -f $(SELF) --no-print-directory shards
@@ -162,32 +162,41 @@ chunks: $(OUT)/chunks/.done
 stages: $(OUT)/chunks/.done
 	@$(MAKE) -f $(SELF) --no-print-directory stages-after-split
 
-# A stage's settings: rewritten (and the stage's files removed, so that
-# they are made again) only when they differ from those it was made with.
-# stage_settings, stage, the stages up to it, what to remove on a change.
-define stage_settings
-$$(OUT)/$(1)/.settings: FORCE
-	@mkdir -p $$(@D)
-	@printf '%s\n' $$(call q,STAGES=$(2)) $$(foreach s,$(2),$$(foreach \
-	    v,$$(VARS_$$(s)),$$(call q,$$(v)=$$($$(v))))) > $$@.new
-	@if [ -f $$@ ] && cmp -s $$@ $$@.new; then rm -f $$@.new; else \
-		if [ -f $$@ ]; then \
-			echo "posflow.mk: $(1): the settings changed; its" \
-			    "files are made again" >&2; \
-			rm -rf $(3); \
-		fi; \
-		mv $$@.new $$@; \
-	fi
+# A stage's settings, checked when this makefile is read, before make
+# looks at any file: rewritten, and the stage's files removed so that they
+# are made again, only when they differ from those the stage was made
+# with.  (Done at read time, not in a recipe, so that make never takes a
+# file for up to date and then sees it removed.)  The file is only ever
+# replaced whole (mv), so makes that read this at the same time (cluster
+# jobs on one OUT) agree.  settings_check, stage, the stages up to it,
+# what to remove on a change.
+define settings_check
+$(shell mkdir -p $(OUT)/$(1) && n=$(OUT)/$(1)/.settings.new.$$$$ && \
+    printf '%s\n' $(call q,STAGES=$(2)) \
+    $(foreach s,$(2),$(foreach v,$(VARS_$(s)),$(call q,$(v)=$($(v))))) \
+    > $$n && \
+    if [ ! -f $(OUT)/$(1)/.settings ]; then \
+	mv $$n $(OUT)/$(1)/.settings; \
+    elif cmp -s $(OUT)/$(1)/.settings $$n; then \
+	rm -f $$n; \
+    else \
+	echo "posflow.mk: $(1): the settings changed; its files are" \
+	    "made again" >&2; \
+	rm -rf $(3); \
+	mv $$n $(OUT)/$(1)/.settings; \
+    fi)
 endef
-$(eval $(call stage_settings,chunks,chunks,$(OUT)/chunks/chunk-* \
-	$(OUT)/chunks/.chunk-* $(OUT)/chunks/.done))
-$(foreach st,$(wordlist 2,99,$(STAGES)),$(eval $(call stage_settings,$(st),$(call \
-	upto,$(st)),$(OUT)/$(st)/chunk-*)))
-$(eval $(call stage_settings,shards,$(STAGES) shards,$(OUT)/shards/*))
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+$(call settings_check,chunks,chunks,$(OUT)/chunks/chunk-* \
+	$(OUT)/chunks/.chunk-* $(OUT)/chunks/.done)
+$(foreach st,$(wordlist 2,99,$(STAGES)),$(call settings_check,$(st),$(call \
+	upto,$(st)),$(OUT)/$(st)/chunk-*))
+$(call settings_check,shards,$(STAGES) shards,$(OUT)/shards/*)
+endif
 
 # The split: pgn2pos writes each chunk under a temporary name and skips
 # the chunks already there, so a rerun writes only the missing ones.
-$(OUT)/chunks/.done: $(OUT)/chunks/.settings
+$(OUT)/chunks/.done:
 	$(call tool,pgn2pos) --chunks $(CHUNK) -z $(PGN2POS) \
 		-o $(OUT)/chunks $(GAMES)
 	@touch $@
@@ -197,7 +206,7 @@ CHUNK_FILES := $(sort $(wildcard $(OUT)/chunks/chunk-*.pos.zst))
 FINAL := $(patsubst $(OUT)/chunks/%,$(OUT)/$(LAST)/%,$(CHUNK_FILES))
 
 define stage_rule
-$$(OUT)/$(2)/%.pos.zst: $$(OUT)/$(1)/%.pos.zst $$(OUT)/$(2)/.settings
+$$(OUT)/$(2)/%.pos.zst: $$(OUT)/$(1)/%.pos.zst
 	@mkdir -p $$(@D) $$(OUT)/cache
 	$$(cmd_$(2)) || { rm -f $$@.part; exit 1; }
 	@mv $$@.part $$@
@@ -225,7 +234,7 @@ last-dir:
 shards: $(OUT)/shards/manifest.json
 
 # shard writes its manifest last: without one the directory is not done.
-$(OUT)/shards/manifest.json: $(FINAL) $(OUT)/shards/.settings
+$(OUT)/shards/manifest.json: $(FINAL)
 	@test -n "$(FINAL)" || { echo "posflow.mk: no chunks in" \
 	    "$(OUT)/chunks (no games in GAMES?)" >&2; exit 1; }
 	rm -f $(OUT)/shards/*.pos* $(OUT)/shards/manifest.json

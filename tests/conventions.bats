@@ -107,6 +107,13 @@ synopsis() {
 	[ -f prefix/share/man/man5/posflow.5 ]
 	[ -f prefix/share/man/man7/posflow.7 ]
 	cmp "$TOP/scripts/posflow.mk" prefix/share/posflow/posflow.mk
+	# the cluster scripts find the installed makefile
+	run prefix/bin/posflow-parallel --help
+	assert_success
+	run prefix/bin/posflow-slurm --help
+	assert_success
+	run prefix/bin/posflow-slurm -- OUT=x
+	refute_output --partial "no makefile"
 }
 
 @test "getopt's own messages name the tool, not its path" {

@@ -78,3 +78,9 @@ move16() {
 	printf -v F '%d' "'${1:2:1}"
 	MV=$((f - 97 + 8 * (${1:1:1} - 1) | (F - 97 + 8 * (${1:3:1} - 1)) << 6))
 }
+
+# A shard directory's shards as "file records checksum" lines, from its
+# manifest (dataset builds compare them).
+shards() {
+	jq -r '.shards[] | "\(.file) \(.records) \(.xxh3)"' "$1/manifest.json"
+}

@@ -11,11 +11,6 @@ load helper
 MK="$TOP/scripts/posflow.mk"
 GAMES="$TESTDATA/lichess_db_100k.pgn"
 
-# The build's shards as "file records checksum" lines.
-shards() {
-	jq -r '.shards[] | "\(.file) \(.records) \(.xxh3)"' "$1/manifest.json"
-}
-
 build() {
 	make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$GAMES" CHUNK=6 DEPTH=3 \
 	    FILTER='ply >= 2 && !check' SAMPLE='--keep 0.8' PQR=1 \
