@@ -295,7 +295,7 @@ record(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 static void
 summary(const struct run *R)
 {
-	char buf[1024];
+	char buf[1024] = "";
 	size_t n = 0;
 
 	for (int k = 0; k < NRULES; k++)
@@ -303,9 +303,8 @@ summary(const struct run *R)
 			n += (size_t)snprintf(buf + n, sizeof(buf) - n,
 			    "%s %s %" PRIu64 "/%" PRIu64, n ? "," : ";",
 			    rule_names[k], R->passed[k], R->offered[k]);
-	pf_warnx("%" PRIu64 " records, %" PRIu64 " kept%s%s%s",
-	    R->records, R->kept, R->o->invert ? " (inverted)" : "", buf,
-	    "");
+	pf_warnx("%" PRIu64 " records, %" PRIu64 " kept%s%s",
+	    R->records, R->kept, R->o->invert ? " (inverted)" : "", buf);
 	if (R->damaged || R->unjudged)
 		pf_warnx("%" PRIu64 " dropped as damaged, %" PRIu64
 		    " not judged by --wdl-skip (no evaluation or result)",

@@ -207,8 +207,10 @@ check_table() {
 	# -e: every operand is an input
 	posfilter -e 'ply >= 16 && !check && !capture' g.pos g.pos -o twice.pos 2>/dev/null
 	[ "$(posdump -c twice.pos | cut -d' ' -f1)" -eq $((2 * k)) ]
-	# no expression: everything passes
-	posfilter < g.pos > all.pos 2>/dev/null
+	# no expression: everything passes, and the summary says so alone
+	run --separate-stderr posfilter -o all.pos < g.pos
+	assert_success
+	[ "$stderr" = "posfilter: $n records, $n kept" ] || fail "summary: $stderr"
 	cmp <(posdump --json g.pos) <(posdump --json all.pos)
 	posfilter '' g.pos -o all2.pos 2>/dev/null
 	cmp <(posdump --json g.pos) <(posdump --json all2.pos)
