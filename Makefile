@@ -76,10 +76,13 @@ DEB_PKGS = gcc make pkg-config libzstd-dev zlib1g-dev libarchive-dev \
 
 all: $(BINS) $(LIB_SO) $(UNITS) $(TEST_TOOLS)
 
-# Position-independent, so that the same objects make the shared library.
+# Position-independent, so that the same objects make the shared library;
+# without semantic interposition, so that calls within the library may be
+# inlined as in a static build (a user cannot replace one pf_ function of
+# the shared library by preloading another).
 $(BUILD)/lib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -fPIC -fno-semantic-interposition -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJ)
 	@rm -f $@

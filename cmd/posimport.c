@@ -98,11 +98,16 @@ follows(struct run *R, const pf_sfentry *e)
 static void
 take(struct run *R, const pf_sfentry *e, int link)
 {
-	uint8_t packed[PF_PACKED_SIZE];
+	uint8_t packed[PF_PACKED_SIZE], prev[PF_PACKED_SIZE];
+	pf_move prev_move = PF_MOVE_NONE;
 	uint64_t game;
 	int follows_it;
 
 	follows_it = link == 1 ? R->have : link == 0 ? follows(R, e) : 0;
+	if (follows_it) {
+		memcpy(prev, R->pend.pos, PF_PACKED_SIZE);
+		prev_move = R->pend.move;
+	}
 	flush_pending(R, !follows_it);
 	if (follows_it)
 		game = R->pend.game_id;
@@ -112,7 +117,8 @@ take(struct run *R, const pf_sfentry *e, int link)
 		pf_board_pack(&e->board, packed);
 		game = XXH64(packed, sizeof(packed), ++R->games);
 	}
-	if (pf_sfentry_to_record(e, game, &R->eb, &R->pend) == -1) {
+	if (pf_sfentry_to_record(e, game, follows_it ? prev : NULL,
+	    prev_move, &R->eb, &R->pend) == -1) {
 		pf_warn("out of memory");
 		R->f->status = PF_EXIT_DATA;
 		R->f->stop = 1;

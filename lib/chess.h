@@ -195,6 +195,14 @@ int	pf_move_from_uci(const pf_board *b, const char *s, size_t len,
 #define PF_PACKED_SIZE 28
 void	pf_board_pack(const pf_board *b, uint8_t out[PF_PACKED_SIZE]);
 /*
+ * The same bytes as pf_board_pack(after, out), where after is the board
+ * after move m and prev the packed position before it: most moves change
+ * a few nibbles, found without going over the board.  prev and out may
+ * not overlap.
+ */
+void	pf_board_pack_next(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
+	    const pf_board *after, uint8_t out[PF_PACKED_SIZE]);
+/*
  * Inverse of pf_board_pack, validated like a FEN (bad data from a stream
  * must never reach an engine).  chess960 sets the board's chess960 flag
  * (the record flag PF_RF_CHESS960); a castling rook that only Chess960

@@ -688,6 +688,84 @@ pf_board_pack(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
 	out[27] = (uint8_t)(b->fullmove >> 8);
 }
 
+#ifdef __SIZEOF_INT128__
+typedef unsigned __int128 nib128;
+
+/* 1 when a nibble of x equals v (the exact zero-nibble test). */
+static inline int
+has_nibble(nib128 x, unsigned v)
+{
+	const nib128 ones = ((nib128)0x1111111111111111ULL << 64) |
+	    0x1111111111111111ULL;
+	nib128 t = x ^ (ones * v);
+
+	return ((t - ones) & ~t & (ones << 3)) != 0;
+}
+#endif
+
+/*
+ * The packed position after a move, from the one before it: the nibble of
+ * the moving piece is taken out at its index and put in at the index of
+ * its destination (over the captured piece's).  Castling, en passant,
+ * promotions and any move that may change a castling right (a king's, one
+ * from or onto a castling rook's square) are packed in full.
+ */
+void
+pf_board_pack_next(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
+    const pf_board *after, uint8_t out[PF_PACKED_SIZE])
+{
+#ifdef __SIZEOF_INT128__
+	int from = PF_MOVE_FROM(m), to = PF_MOVE_TO(m), i, j;
+	uint64_t occ0 = get64le(prev), occ1, below;
+	nib128 nib, low;
+	unsigned p, c;
+
+	if (m == PF_MOVE_NONE || PF_MOVE_KIND(m) != PF_MK_NORMAL ||
+	    !(occ0 >> from & 1) || popcount(occ0) > 32)
+		goto full;
+	nib = (nib128)get64le(prev + 16) << 64 | get64le(prev + 8);
+	i = popcount(occ0 & ((1ULL << from) - 1));
+	p = (unsigned)(nib >> (4 * i)) & 15;
+	if ((p & 7) == 6 || ((p & 7) == PF_KING &&
+	    has_nibble(nib, (p & 8) | 6)))
+		goto full;
+	/* Out at i: the nibbles above it move down one. */
+	low = ((nib128)1 << (4 * i)) - 1;
+	nib = (nib & low) | ((nib >> 4) & ~low);
+	occ1 = occ0 & ~(1ULL << from);
+	below = occ1 & ((1ULL << to) - 1);
+	j = popcount(below);
+	low = ((nib128)1 << (4 * j)) - 1;
+	if (occ1 >> to & 1) {
+		c = (unsigned)(nib >> (4 * j)) & 15;
+		if ((c & 7) == 6)
+			goto full;
+		nib = (nib & ~((nib128)15 << (4 * j))) | (nib128)p << (4 * j);
+	} else {
+		/* In at j: the nibbles from j on move up one. */
+		nib = (nib & low) | (nib128)p << (4 * j) |
+		    ((nib << 4) & ~(low | (nib128)15 << (4 * j)));
+		occ1 |= 1ULL << to;
+	}
+	if (occ1 != (after->by_colour[0] | after->by_colour[1]))
+		goto full;
+	put64le(out, occ1);
+	put64le(out + 8, (uint64_t)nib);
+	put64le(out + 16, (uint64_t)(nib >> 64));
+	out[24] = (uint8_t)((after->stm == PF_BLACK ? 0x80 : 0) |
+	    (after->ep < 64 ? after->ep : 64));
+	out[25] = after->rule50;
+	out[26] = (uint8_t)(after->fullmove & 0xFF);
+	out[27] = (uint8_t)(after->fullmove >> 8);
+	return;
+full:
+#else
+	(void)prev;
+	(void)m;
+#endif
+	pf_board_pack(after, out);
+}
+
 static int	unpack_careful(pf_board *, const uint8_t [PF_PACKED_SIZE],
 		    int, char *, size_t);
 

@@ -1285,9 +1285,15 @@ record_position(pf_pgn *p, int i)
 {
 	pf_pgn_game *g = &p->g;
 	const pf_board *b = &p->board;
+	uint8_t *packed = g->packed + (size_t)i * PF_PACKED_SIZE;
 	uint16_t f = 0;
 
-	pf_board_pack(b, g->packed + (size_t)i * PF_PACKED_SIZE);
+	/* After a move: from the position before it, a few nibbles. */
+	if (i > 0)
+		pf_board_pack_next(packed - PF_PACKED_SIZE, g->moves[i - 1],
+		    b, packed);
+	else
+		pf_board_pack(b, packed);
 	if (b->checkers)
 		f |= PF_PGN_CHECK;
 	if ((b->by_type[PF_PAWN] | b->by_type[PF_ROOK] |

@@ -110,14 +110,17 @@ pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
 }
 
 int
-pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id, pf_extbuf *ext,
-    pf_record *rec)
+pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id,
+    const uint8_t *prev, pf_move prev_move, pf_extbuf *ext, pf_record *rec)
 {
 	pf_eval v;
 	int black = e->board.stm == PF_BLACK;
 
 	memset(rec, 0, sizeof(*rec));
-	pf_board_pack(&e->board, rec->pos);
+	if (prev != NULL)
+		pf_board_pack_next(prev, prev_move, &e->board, rec->pos);
+	else
+		pf_board_pack(&e->board, rec->pos);
 	rec->game_id = game_id;
 	rec->ply = e->ply;
 	rec->move = e->move;

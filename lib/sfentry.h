@@ -61,9 +61,13 @@ int	pf_sfentry_from_record(const struct pf_record *rec,
  * An entry as a record of game game_id (e->move legal or PF_MOVE_NONE, as
  * the decoders guarantee): the core, and an evaluation
  * (source PF_SRC_IMPORT, depth 0) in ext (reset first); rec->ext points
- * into ext.  0, or -1 on allocation failure.
+ * into ext.  prev, when not NULL, is the packed position before e's, from
+ * which prev_move led to it (the previous entry of a chain): the board is
+ * packed from it (pf_board_pack_next), quicker than from the board alone.
+ * 0, or -1 on allocation failure.
  */
 int	pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id,
-	    struct pf_extbuf *ext, struct pf_record *rec);
+	    const uint8_t *prev, pf_move prev_move, struct pf_extbuf *ext,
+	    struct pf_record *rec);
 
 #endif

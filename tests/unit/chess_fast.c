@@ -5,7 +5,10 @@
  * unconditional-write generator against pf_count_legal; and
  * pf_board_unpack (bitboard validation first) on packed positions, intact
  * and damaged: whatever it accepts must pass pf_board_validate and pack
- * back to the same bytes (nothing invalid may reach an engine).
+ * back to the same bytes (nothing invalid may reach an engine); and
+ * pf_board_pack_next (the packed position after a move, from the one
+ * before) against pf_board_pack, on every move of those positions and of
+ * random games played from them.
  *
  * Positions: the perft suites' positions (testdata/perft, found from the
  * working directory or $POSFLOW_SRC) and every position one move away.
@@ -19,6 +22,7 @@
 
 static uint8_t in_list[65536];
 static long positions, codes_bad, gen_bad, unpack_bad, accepted, rejected;
+static long next_moves, next_bad;
 
 static uint64_t seed = 0x9E3779B97F4A7C15ULL;
 
@@ -124,6 +128,52 @@ check_position(const pf_board *b)
 	}
 }
 
+/* Pack the position after m both ways; b is the board before m. */
+static void
+check_pack_next(pf_board *b, pf_move m)
+{
+	uint8_t before[PF_PACKED_SIZE], want[PF_PACKED_SIZE],
+	    got[PF_PACKED_SIZE];
+	char fen[PF_FEN_MAX], uci[PF_UCI_MAX];
+	pf_undo u;
+
+	pf_board_pack(b, before);
+	pf_move_to_uci(b, m, uci);
+	pf_make_move(b, m, &u);
+	pf_board_pack(b, want);
+	memset(got, 0xAA, sizeof(got));
+	pf_board_pack_next(before, m, b, got);
+	next_moves++;
+	if (memcmp(got, want, PF_PACKED_SIZE) != 0 && next_bad++ < 5) {
+		pf_unmake_move(b, m, &u);
+		CHECK_QUIET(0, "%s: %s: pf_board_pack_next differs from "
+		    "pf_board_pack", pf_board_to_fen(b, fen), uci);
+		pf_make_move(b, m, &u);
+	}
+	pf_unmake_move(b, m, &u);
+}
+
+/* Every move of b, then a random game of up to 200 plies from b. */
+static void
+pack_next_from(const pf_board *start)
+{
+	pf_move moves[PF_MAX_MOVES];
+	pf_board b = *start;
+	pf_undo u;
+	int n, i, ply;
+
+	n = pf_gen_legal(&b, moves);
+	for (i = 0; i < n; i++)
+		check_pack_next(&b, moves[i]);
+	for (ply = 0; ply < 200; ply++) {
+		if ((n = pf_gen_legal(&b, moves)) == 0)
+			break;
+		i = (int)(rnd() % (uint32_t)n);
+		check_pack_next(&b, moves[i]);
+		pf_make_move(&b, moves[i], &u);
+	}
+}
+
 static int
 load(const char *dir, const char *name)
 {
@@ -154,10 +204,12 @@ load(const char *dir, const char *name)
 		if (c960)
 			b.chess960 = 1;
 		check_position(&b);
+		pack_next_from(&b);
 		n = pf_gen_legal(&b, moves);
 		for (i = 0; i < n; i++) {
 			pf_make_move(&b, moves[i], &u);
 			check_position(&b);
+			pack_next_from(&b);
 			pf_unmake_move(&b, moves[i], &u);
 		}
 	}
@@ -186,5 +238,8 @@ main(void)
 	CHECK(unpack_bad == 0 && accepted > positions && rejected > positions,
 	    "pf_board_unpack: %ld accepted, all valid and packing back; %ld "
 	    "damaged ones refused", accepted, rejected);
+	CHECK(next_bad == 0 && next_moves > 100000, "pf_board_pack_next "
+	    "equals pf_board_pack after %ld moves (%ld differ)", next_moves,
+	    next_bad);
 	return t_done();
 }
