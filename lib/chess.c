@@ -246,6 +246,75 @@ pf_chess_init(void)
 	pf_zobrist_side = prng_next(&s);
 }
 
+/* ---- moves onto one square ------------------------------------------ */
+
+int
+pf_moves_to(const pf_board *b, int type, int to, pf_move *moves)
+{
+	int us = b->stm, them = !us, n = 0, from, k;
+	uint64_t own = b->by_colour[us], occ = own | b->by_colour[them];
+	uint64_t cand, tob;
+	pf_move m;
+
+	if (to < 0 || to > 63 || type < PF_PAWN || type > PF_KING)
+		return 0;
+	tob = 1ULL << to;
+	if (own & tob)
+		return 0;
+	switch (type) {
+	case PF_PAWN:
+		/* Captures (en passant too) from the squares a pawn of ours
+		   attacks to from; pushes from one or two squares behind. */
+		cand = 0;
+		if ((b->by_colour[them] & tob) || to == b->ep)
+			cand = pf_pawn_att[them][to];
+		if (!(occ & tob)) {
+			int back = us == PF_WHITE ? to - 8 : to + 8;
+
+			if (back >= 0 && back < 64) {
+				if (occ >> back & 1)
+					cand |= 1ULL << back;
+				else if ((to >> 3) == (us == PF_WHITE ? 3 : 4))
+					cand |= 1ULL << (us == PF_WHITE ?
+					    back - 8 : back + 8);
+			}
+		}
+		break;
+	case PF_KNIGHT:
+		cand = pf_knight_att[to];
+		break;
+	case PF_BISHOP:
+		cand = pf_bishop_attacks(to, occ);
+		break;
+	case PF_ROOK:
+		cand = pf_rook_attacks(to, occ);
+		break;
+	case PF_QUEEN:
+		cand = pf_bishop_attacks(to, occ) | pf_rook_attacks(to, occ);
+		break;
+	default:
+		cand = pf_king_att[to];
+		break;
+	}
+	cand &= own & b->by_type[type];
+	while (cand) {
+		from = pop_lsb(&cand);
+		if (type == PF_PAWN && ((to >> 3) == 7 || (to >> 3) == 0)) {
+			for (k = 0; k < 4; k++) {
+				m = PF_MAKE_MOVE(from, to, PF_MK_PROMOTION, k);
+				if (pf_is_legal(b, m))
+					moves[n++] = m;
+			}
+			continue;
+		}
+		m = PF_MAKE_MOVE(from, to, type == PF_PAWN && to == b->ep &&
+		    (from & 7) != (to & 7) ? PF_MK_ENPASSANT : PF_MK_NORMAL, 0);
+		if (pf_is_legal(b, m))
+			moves[n++] = m;
+	}
+	return n;
+}
+
 /* ---- attacks ------------------------------------------------------- */
 
 uint64_t

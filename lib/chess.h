@@ -132,6 +132,14 @@ char	*pf_board_to_fen(const pf_board *b, char *buf);
 int	pf_gen_legal(const pf_board *b, pf_move *moves);
 /* 1 if m is a legal move in b. */
 int	pf_is_legal(const pf_board *b, pf_move m);
+/*
+ * The legal moves of the side to move's pieces of type onto square to,
+ * castling left out, into moves[PF_MAX_MOVES] (at most 4 x 16 in fact);
+ * returns the count.  The same moves as those of pf_gen_legal with that
+ * piece and destination, found from the square back: what a SAN move
+ * needs (pf_move_from_san), at a fraction of the cost.
+ */
+int	pf_moves_to(const pf_board *b, int type, int to, pf_move *moves);
 
 /* m must be legal.  u receives what unmake needs. */
 void	pf_make_move(pf_board *b, pf_move m, pf_undo *u);

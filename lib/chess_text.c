@@ -1231,8 +1231,8 @@ pf_move_from_san(const pf_board *b, const char *san, size_t len,
 	if (!castle && (len == 4 || len == 5) && parse_square(s) >= 0 &&
 	    parse_square(s + 2) >= 0 && pf_move_from_uci(b, s, len, m) == 0)
 		return 0;
-	n = pf_gen_legal(b, list);
 	if (castle) {
+		n = pf_gen_legal(b, list);
 		for (i = 0; i < n; i++)
 			if (PF_MOVE_KIND(list[i]) == PF_MK_CASTLE &&
 			    (PF_MOVE_TO(list[i]) > PF_MOVE_FROM(list[i])) ==
@@ -1278,6 +1278,8 @@ pf_move_from_san(const pf_board *b, const char *san, size_t len,
 		seterr(err, errlen, "cannot read move %s", orig);
 		return -1;
 	}
+	/* Only the moves onto to of the piece named: found from to. */
+	n = pf_moves_to(b, type, to, list);
 	for (i = 0; i < n; i++) {
 		pf_move mv = list[i];
 		int from = PF_MOVE_FROM(mv);

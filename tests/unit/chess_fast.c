@@ -8,7 +8,11 @@
  * back to the same bytes (nothing invalid may reach an engine); and
  * pf_board_pack_next (the packed position after a move, from the one
  * before) against pf_board_pack, on every move of those positions and of
- * random games played from them.
+ * random games played from them; and the SAN resolver's targeted lookup
+ * (pf_moves_to) against the full generator: for every piece type and
+ * square, the same moves as pf_gen_legal's, and every legal move's SAN
+ * (as written, without its capture mark, over-disambiguated) read back
+ * as that move by pf_move_from_san.
  *
  * Positions: the perft suites' positions (testdata/perft, found from the
  * working directory or $POSFLOW_SRC) and every position one move away.
@@ -23,6 +27,9 @@
 static uint8_t in_list[65536];
 static long positions, codes_bad, gen_bad, unpack_bad, accepted, rejected;
 static long next_moves, next_bad;
+static long to_sets, to_bad, san_moves, san_bad;
+
+static void	check_moves_to(const pf_board *);
 
 static uint64_t seed = 0x9E3779B97F4A7C15ULL;
 
@@ -90,6 +97,80 @@ check_unpack(const uint8_t p[PF_PACKED_SIZE], int chess960)
 	}
 }
 
+/* pf_moves_to against pf_gen_legal; SAN forms of every move read back. */
+static void
+check_moves_to(const pf_board *b)
+{
+	pf_move all[PF_MAX_MOVES], some[PF_MAX_MOVES];
+	char fen[PF_FEN_MAX], san[PF_SAN_MAX], alt[PF_SAN_MAX + 4];
+	int n, k, type, to, i, j, want, from;
+	pf_move got;
+	size_t len, w, r;
+
+	n = pf_gen_legal(b, all);
+	for (type = PF_PAWN; type <= PF_KING; type++)
+		for (to = 0; to < 64; to++) {
+			k = pf_moves_to(b, type, to, some);
+			to_sets++;
+			for (want = 0, i = 0; i < n; i++)
+				if (PF_MOVE_KIND(all[i]) != PF_MK_CASTLE &&
+				    PF_MOVE_TO(all[i]) == to &&
+				    PF_PIECE_TYPE(b->squares[
+				    PF_MOVE_FROM(all[i])]) == type) {
+					want++;
+					for (j = 0; j < k; j++)
+						if (some[j] == all[i])
+							break;
+					if (j == k)
+						want = -1000;
+				}
+			if (want != k && to_bad++ < 5)
+				CHECK_QUIET(0, "%s: pf_moves_to type %d square %d: "
+				    "%d moves, pf_gen_legal %d", pf_board_to_fen(b,
+				    fen), type, to, k, want);
+		}
+	for (i = 0; i < n; i++) {
+		pf_move_to_san(b, all[i], san);
+		len = strlen(san);
+		san_moves++;
+		got = PF_MOVE_NONE;
+		if (pf_move_from_san(b, san, len, &got, NULL, 0) != 0 ||
+		    got != all[i]) {
+			if (san_bad++ < 5)
+				CHECK_QUIET(0, "%s: %s read back as 0x%04x",
+				    pf_board_to_fen(b, fen), san, got);
+			continue;
+		}
+		/* Without the capture mark (a piece move: "Nf3", pawns keep
+		   their file: "ed5"), and a piece move with its full from
+		   square ("Ng1f3"). */
+		for (w = 0, r = 0; r < len; r++)
+			if (san[r] != 'x')
+				alt[w++] = san[r];
+		alt[w] = '\0';
+		if (pf_move_from_san(b, alt, w, &got, NULL, 0) != 0 ||
+		    got != all[i]) {
+			if (san_bad++ < 5)
+				CHECK_QUIET(0, "%s: %s (from %s) not read back",
+				    pf_board_to_fen(b, fen), alt, san);
+		}
+		from = PF_MOVE_FROM(all[i]);
+		type = PF_PIECE_TYPE(b->squares[from]);
+		if (type != PF_PAWN && PF_MOVE_KIND(all[i]) != PF_MK_CASTLE) {
+			to = PF_MOVE_TO(all[i]);
+			snprintf(alt, sizeof(alt), "%c%c%c%c%c", "PNBRQK"[type],
+			    'a' + (from & 7), '1' + (from >> 3), 'a' + (to & 7),
+			    '1' + (to >> 3));
+			if (pf_move_from_san(b, alt, 5, &got, NULL, 0) != 0 ||
+			    got != all[i]) {
+				if (san_bad++ < 5)
+					CHECK_QUIET(0, "%s: %s not read back",
+					    pf_board_to_fen(b, fen), alt);
+			}
+		}
+	}
+}
+
 static void
 check_position(const pf_board *b)
 {
@@ -98,6 +179,7 @@ check_position(const pf_board *b)
 
 	positions++;
 	check_legal(b);
+	check_moves_to(b);
 	pf_board_pack(b, p);
 	check_unpack(p, b->chess960);
 	/* Damaged copies: a flipped bit, a changed nibble, another en
@@ -169,6 +251,8 @@ pack_next_from(const pf_board *start)
 		if ((n = pf_gen_legal(&b, moves)) == 0)
 			break;
 		i = (int)(rnd() % (uint32_t)n);
+		if (ply % 8 == 7)
+			check_moves_to(&b);
 		check_pack_next(&b, moves[i]);
 		pf_make_move(&b, moves[i], &u);
 	}
@@ -241,5 +325,11 @@ main(void)
 	CHECK(next_bad == 0 && next_moves > 100000, "pf_board_pack_next "
 	    "equals pf_board_pack after %ld moves (%ld differ)", next_moves,
 	    next_bad);
+	CHECK(to_bad == 0 && to_sets > 1000000, "pf_moves_to gives "
+	    "pf_gen_legal's moves for each piece type and square: %ld sets "
+	    "(%ld differ)", to_sets, to_bad);
+	CHECK(san_bad == 0 && san_moves > 100000, "every legal move's SAN, "
+	    "without its capture mark and over-disambiguated, reads back as "
+	    "the move: %ld moves (%ld fail)", san_moves, san_bad);
 	return t_done();
 }
