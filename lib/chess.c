@@ -248,6 +248,36 @@ pf_chess_init(void)
 
 /* ---- moves onto one square ------------------------------------------ */
 
+/*
+ * pf_is_legal for a pseudo-legal move, with its common answers first: out
+ * of check, a plain move of a piece other than the king exposes the king
+ * only if the piece stands first on a line from the king, an enemy
+ * slider behind it, and leaves that line.
+ */
+static inline int
+legal_pseudo(const pf_board *b, pf_move m, int from, int to)
+{
+	int ksq = b->king_sq[b->stm];
+	uint64_t line, occ, sliders;
+	int straight;
+
+	if (b->checkers != 0 || PF_MOVE_KIND(m) != PF_MK_NORMAL ||
+	    from == ksq)
+		return pf_is_legal(b, m);
+	line = pf_line[ksq][from];
+	occ = b->by_colour[0] | b->by_colour[1];
+	if (line == 0 || (line >> to & 1) || (pf_between[ksq][from] & occ))
+		return 1;
+	straight = (ksq & 7) == (from & 7) || (ksq >> 3) == (from >> 3);
+	sliders = line & b->by_colour[!b->stm] & (b->by_type[PF_QUEEN] |
+	    b->by_type[straight ? PF_ROOK : PF_BISHOP]);
+	if (sliders == 0)
+		return 1;
+	occ ^= 1ULL << from;
+	return ((straight ? pf_rook_attacks(ksq, occ) :
+	    pf_bishop_attacks(ksq, occ)) & sliders) == 0;
+}
+
 int
 pf_moves_to(const pf_board *b, int type, int to, pf_move *moves)
 {
@@ -309,7 +339,7 @@ pf_moves_to(const pf_board *b, int type, int to, pf_move *moves)
 		}
 		m = PF_MAKE_MOVE(from, to, type == PF_PAWN && to == b->ep &&
 		    (from & 7) != (to & 7) ? PF_MK_ENPASSANT : PF_MK_NORMAL, 0);
-		if (pf_is_legal(b, m))
+		if (legal_pseudo(b, m, from, to))
 			moves[n++] = m;
 	}
 	return n;

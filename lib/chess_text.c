@@ -1195,6 +1195,118 @@ pf_move_to_san(const pf_board *b, pf_move m, char *buf)
 	return buf;
 }
 
+/*
+ * The common SAN shapes, read in one pass with nothing to trim: piece
+ * moves (Nf3, Nbd2, R1e2, Qh4xe1, Nxf3), pawn moves (e4, exd5, e8=Q, e8Q,
+ * exd8N) and castling (O-O, O-O-O, 0-0, 0-0-0).  The candidates come from
+ * pf_moves_to.  0 and *m on the one move that fits, -1 to let the general
+ * reader try (it also words the errors).
+ */
+static int
+san_quick(const pf_board *b, const char *s, size_t n, pf_move *m)
+{
+	pf_move list[PF_MAX_MOVES];
+	int type, to, fromf = -1, fromr = -1, promo = -1, k, i, found = -1;
+	size_t j;
+
+	if (n < 2 || n > 7)
+		return -1;
+	if (s[0] >= 'a' && s[0] <= 'h') {
+		type = PF_PAWN;
+		fromf = s[0] - 'a';
+		j = 1;
+		if (s[j] == 'x' || s[j] == ':')
+			j++;
+		if (j < n && s[j] >= 'a' && s[j] <= 'h') {
+			if (j + 1 >= n || s[j + 1] < '1' || s[j + 1] > '8')
+				return -1;
+			to = (s[j + 1] - '1') * 8 + (s[j] - 'a');
+			if ((to & 7) == fromf)
+				return -1;
+			j += 2;
+		} else if (j == 1 && s[1] >= '1' && s[1] <= '8') {
+			to = (s[1] - '1') * 8 + fromf;
+			j = 2;
+		} else
+			return -1;
+		if (j < n && s[j] == '=')
+			j++;
+		if (j < n) {
+			const char *q = s[j] != '\0' ?
+			    strchr("NBRQnbrq", s[j]) : NULL;
+
+			if (q == NULL || j + 1 != n)
+				return -1;
+			promo = (int)(q - "NBRQnbrq") % 4;
+		}
+		if (((to >> 3) == 7 || (to >> 3) == 0) != (promo >= 0))
+			return -1;
+	} else if (s[0] == 'O' || s[0] == '0') {
+		/* The castling rook of that wing: beyond the king's file. */
+		int us = b->stm, ksq = b->king_sq[us], rsq;
+		uint64_t cr = b->castle_rooks & b->by_colour[us] &
+		    (us == PF_WHITE ? 0xFFULL : 0xFFULL << 56);
+
+		if ((n == 3 && (memcmp(s, "O-O", 3) == 0 ||
+		    memcmp(s, "0-0", 3) == 0)))
+			cr &= ~((2ULL << ksq) - 1);
+		else if (n == 5 && (memcmp(s, "O-O-O", 5) == 0 ||
+		    memcmp(s, "0-0-0", 5) == 0))
+			cr &= (1ULL << ksq) - 1;
+		else
+			return -1;
+		if (cr == 0 || (cr & (cr - 1)))
+			return -1;
+		rsq = __builtin_ctzll(cr);
+		*m = PF_MAKE_MOVE(ksq, rsq, PF_MK_CASTLE, 0);
+		return pf_is_legal(b, *m) ? 0 : -1;
+	} else {
+		switch (s[0]) {
+		case 'N': type = PF_KNIGHT; break;
+		case 'B': type = PF_BISHOP; break;
+		case 'R': type = PF_ROOK; break;
+		case 'Q': type = PF_QUEEN; break;
+		case 'K': type = PF_KING; break;
+		default: return -1;
+		}
+		if (n < 3 || s[n - 2] < 'a' || s[n - 2] > 'h' ||
+		    s[n - 1] < '1' || s[n - 1] > '8')
+			return -1;
+		to = (s[n - 1] - '1') * 8 + (s[n - 2] - 'a');
+		for (j = 1; j < n - 2; j++) {
+			if (s[j] >= 'a' && s[j] <= 'h' && fromf < 0 &&
+			    fromr < 0)
+				fromf = s[j] - 'a';
+			else if (s[j] >= '1' && s[j] <= '8' && fromr < 0)
+				fromr = s[j] - '1';
+			else if ((s[j] == 'x' || s[j] == ':' || s[j] == '-') &&
+			    j == n - 3)
+				;
+			else
+				return -1;
+		}
+	}
+	k = pf_moves_to(b, type, to, list);
+	for (i = 0; i < k; i++) {
+		int from = PF_MOVE_FROM(list[i]);
+
+		if (fromf >= 0 && (from & 7) != fromf)
+			continue;
+		if (fromr >= 0 && (from >> 3) != fromr)
+			continue;
+		if (PF_MOVE_KIND(list[i]) == PF_MK_PROMOTION &&
+		    ((list[i] >> 14) & 3) != promo)
+			continue;
+		if (found >= 0)
+			return -1;
+		found = i;
+	}
+	if (found < 0)
+		return -1;
+	*m = list[found];
+	return 0;
+}
+
 int
 pf_move_from_san(const pf_board *b, const char *san, size_t len,
     pf_move *m, char *err, size_t errlen)
@@ -1205,6 +1317,8 @@ pf_move_from_san(const pf_board *b, const char *san, size_t len,
 	int promo = -1, matches = 0, castle = 0;
 	size_t k;
 
+	if (san_quick(b, san, len, m) == 0)
+		return 0;
 	while (len > 0 && (san[0] == ' ' || san[0] == '\t'))
 		san++, len--;
 	while (len > 0 && strchr("+#!? \t", san[len - 1]) != NULL)
