@@ -169,13 +169,23 @@ stages: $(OUT)/chunks/.done
 # file for up to date and then sees it removed.)  The file is only ever
 # replaced whole (mv), so makes that read this at the same time (cluster
 # jobs on one OUT) agree.  settings_check, stage, the stages up to it,
-# what to remove on a change.
+# what to remove on a change.  Under make -n nothing is written or
+# removed: a changed stage is only named (and make -n, seeing its old
+# files, does not list their making).
 define settings_check
-$(shell mkdir -p $(OUT)/$(1) && n=$(OUT)/$(1)/.settings.new.$$$$ && \
+$(shell if [ -n "$(DRY_RUN)" ]; then n=$$(mktemp); else \
+    mkdir -p $(OUT)/$(1) && n=$(OUT)/$(1)/.settings.new.$$$$; fi && \
     printf '%s\n' $(call q,STAGES=$(2)) \
     $(foreach s,$(2),$(foreach v,$(VARS_$(s)),$(call q,$(v)=$($(v))))) \
     > $$n && \
-    if [ ! -f $(OUT)/$(1)/.settings ]; then \
+    if [ -n "$(DRY_RUN)" ]; then \
+	if [ -f $(OUT)/$(1)/.settings ] && \
+	    ! cmp -s $(OUT)/$(1)/.settings $$n; then \
+		echo "posflow.mk: $(1): the settings changed; its files" \
+		    "would be made again (make -n: nothing removed)" >&2; \
+	fi; \
+	rm -f $$n; \
+    elif [ ! -f $(OUT)/$(1)/.settings ]; then \
 	mv $$n $(OUT)/$(1)/.settings; \
     elif cmp -s $(OUT)/$(1)/.settings $$n; then \
 	rm -f $$n; \
@@ -186,6 +196,8 @@ $(shell mkdir -p $(OUT)/$(1) && n=$(OUT)/$(1)/.settings.new.$$$$ && \
 	mv $$n $(OUT)/$(1)/.settings; \
     fi)
 endef
+# make -n (--dry-run, --just-print, --recon): n among the one-letter flags.
+DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
 $(call settings_check,chunks,chunks,$(OUT)/chunks/chunk-* \
 	$(OUT)/chunks/.chunk-* $(OUT)/chunks/.done)

@@ -4,7 +4,7 @@
 # build killed with SIGKILL at random points and run again gives the same
 # shards as an uninterrupted one, and never takes a half-written file for
 # a finished one; other settings into the same OUT make again the stages
-# they touch, and only those.
+# they touch, and only those (make -n only names them).
 
 load helper
 
@@ -113,6 +113,22 @@ setup_file() {
 	run make -s -f "$MK" BIN="$BUILD_DIR/bin" OUT=x
 	assert_failure
 	assert_output --partial "give GAMES="
+}
+
+@test "make -n with other settings names the stages and writes or removes nothing" {
+	cd "$BATS_FILE_TMPDIR"
+	rm -rf dry
+	cp -a ref dry
+	find dry -type f -printf '%p %s %T@\n' | sort > dry.0
+	run build OUT=dry DEPTH=2 -n
+	assert_success
+	assert_output --partial "posflow.mk: evaluated: the settings changed; its files would be made again (make -n: nothing removed)"
+	refute_output --partial "chunks: the settings changed"
+	find dry -type f -printf '%p %s %T@\n' | sort | cmp dry.0 -
+	# a real run afterwards still sees the change
+	run build OUT=dry DEPTH=2
+	assert_success
+	assert_output --partial "posflow.mk: evaluated: the settings changed; its files are made again"
 }
 
 @test "stages configured off are skipped: positions straight to shards" {
