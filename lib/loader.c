@@ -308,6 +308,8 @@ pf_loader_row(pf_loader *l, pf_batch *b, size_t i, const pf_record *rec)
 	pf_pqr pqr;
 	int black = black_to_move(rec->pos), flip, rc, k, j, w, idx;
 	size_t wd = (size_t)l->width;
+
+	memset(&val, 0, sizeof(val));	/* read only when have_value */
 	int have_value = 0, have_pqr = 0, have_policy = 0;
 	const char *what = NULL;
 	float res;

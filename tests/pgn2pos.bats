@@ -416,6 +416,20 @@ pgn2pos: 4 games read, 2 kept (0 truncated), 2 skipped (2 strict); 11 positions 
 	diff <(sed -n 2,5p ida.txt) <(tail -n 4 changed.txt)
 }
 
+@test "a game id is XXH64 of each tag's name, NUL, value, NUL and the moves: a tag longer than the id buffer too" {
+	v=$(head -c 6000 /dev/zero | tr '\0' a)
+	printf '[Event "%s"]\n[Result "*"]\n\n*\n\n[Event "short"]\n[Result "*"]\n\n1. e4 *\n' "$v" > ids.pgn
+	pgn2pos -q ids.pgn | posdump --fields game | uniq > got.txt
+	/usr/bin/python3 - > want.txt <<'PY'
+import struct, xxhash
+e2e4 = struct.pack("<H", 12 | 28 << 6)	# from e2 (12), to e4 (28) << 6
+for v, moves in (("a" * 6000, b""), ("short", e2e4)):
+    h = xxhash.xxh64(b"Event\0" + v.encode() + b"\0Result\0*\0" + moves, seed=0)
+    print("game=%016x" % h.intdigest())
+PY
+	diff want.txt got.txt
+}
+
 @test "memory stays bounded (--stats reports max RSS)" {
 	for i in $(seq 30); do cat "$L100K"; done > big.pgn
 	p2p --stats big.pgn

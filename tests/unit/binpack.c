@@ -140,8 +140,10 @@ load_txt(const char *path, int *n)
 			cap = cap ? 2 * cap : 4096;
 			t = realloc(t, (size_t)cap * sizeof(*t));
 		}
-		snprintf(t[*n].fen, sizeof(t[*n].fen), "%s", f[0]);
-		snprintf(t[*n].uci, sizeof(t[*n].uci), "%s", f[1]);
+		snprintf(t[*n].fen, sizeof(t[*n].fen), "%.*s",
+		    (int)sizeof(t[*n].fen) - 1, f[0]);
+		snprintf(t[*n].uci, sizeof(t[*n].uci), "%.*s",
+		    (int)sizeof(t[*n].uci) - 1, f[1]);
 		t[*n].score = atoi(f[2]);
 		t[*n].ply = atoi(f[3]);
 		t[*n].result = atoi(f[4]);
