@@ -330,11 +330,12 @@ pf_moves_to(const pf_board *b, int type, int to, pf_move *moves)
 	while (cand) {
 		from = pop_lsb(&cand);
 		if (type == PF_PAWN && ((to >> 3) == 7 || (to >> 3) == 0)) {
-			for (k = 0; k < 4; k++) {
-				m = PF_MAKE_MOVE(from, to, PF_MK_PROMOTION, k);
-				if (pf_is_legal(b, m))
-					moves[n++] = m;
-			}
+			/* Legal for one promotion piece, legal for all. */
+			if (pf_is_legal(b, PF_MAKE_MOVE(from, to,
+			    PF_MK_PROMOTION, 0)))
+				for (k = 0; k < 4; k++)
+					moves[n++] = PF_MAKE_MOVE(from, to,
+					    PF_MK_PROMOTION, k);
 			continue;
 		}
 		m = PF_MAKE_MOVE(from, to, type == PF_PAWN && to == b->ep &&
