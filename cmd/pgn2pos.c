@@ -20,12 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "games.h"
 #include "input.h"
 #include "pgn.h"
 #include "posflow.h"
 
 #define USAGE \
-"usage: pgn2pos [-fqz] [-o file] [--epd | --pgn] [--no-meta]\n" \
+"usage: pgn2pos [-fqz] [-j jobs] [-o file] [--epd | --pgn] [--no-meta]\n" \
 "               [--skip-plies n] [--max-plies n] [--min-elo n] [--max-elo n]\n" \
 "               [--time-control class[,class...]] [--sample p] [--per-game k]\n" \
 "               [--seed n] [--unique] [--unique-mem mib] [--strict]\n" \
@@ -48,6 +49,7 @@ struct opts {
 	long unique_mem;		/* MiB */
 	int strict, strict_games;
 	long chunks;			/* --chunks: games per file; 0 off */
+	int jobs;			/* -j: parser threads */
 };
 
 /* Games skipped, by reason (summary order). */
@@ -55,6 +57,28 @@ enum { SK_VARIANT, SK_FEN, SK_TAG, SK_BINARY, SK_STRICT, SK_ELO, SK_TC,
     SK_N };
 static const char *const skip_names[SK_N] = { "variant", "invalid FEN",
     "bad tag", "bad text", "strict", "elo", "time control" };
+
+/*
+ * What makes a game's records (one per thread: with -j, each parser
+ * thread makes the records of its games, and the main thread writes
+ * them in order).
+ */
+struct builder {
+	const struct opts *o;
+	uint8_t *sel;			/* per-position selection, 65536 */
+	pf_extbuf ext;			/* the game's meta, then per record */
+	size_t meta_len;
+	int clk_tmpl;			/* ext holds meta + a clock extension
+					   whose values put_record sets */
+	pf_eval e;			/* an evaluation's, big */
+	/* -j: what prepare_game made */
+	uint8_t *out;
+	size_t out_cap;
+};
+
+/* Where a record goes (the output, or for tests elsewhere).  0, or -1
+   to stop the game. */
+typedef int (*emit_fn)(void *arg, const pf_record *rec, uint64_t hash);
 
 struct state {
 	const struct opts *o;
@@ -66,12 +90,7 @@ struct state {
 	uint64_t dups, bloom_new;
 	uint64_t *bloom;		/* nblocks x 8 words */
 	uint64_t nblocks;
-	uint8_t *sel;			/* per-position selection, 65536 */
-	pf_extbuf ext;			/* the game's meta, then per record */
-	size_t meta_len;
-	int clk_tmpl;			/* ext holds meta + a clock extension
-					   whose values put_record sets */
-	int skip_reason;		/* set by accept() */
+	struct builder *b;		/* -j 1: the records are made here */
 	/* --chunks: the chunk being written (st->w NULL when its file was
 	   already there), its file under a temporary name, then final */
 	long chunk;			/* -1: none open */
@@ -146,33 +165,28 @@ bloom_fp_rate(uint64_t n, uint64_t m)
 
 /* ---- per-game filters (before moves are resolved) --------------------- */
 
+/* 0 keeps the game, else SK_* + 1.  Called from the parser threads: it
+   reads the options only. */
 static int
 accept_game(const pf_pgn_game *g, void *arg)
 {
-	struct state *st = arg;
-	const struct opts *o = st->o;
+	const struct opts *o = arg;
 
 	if (o->min_elo >= 0 && (g->white_elo == 0 || g->black_elo == 0 ||
-	    g->white_elo < o->min_elo || g->black_elo < o->min_elo)) {
-		st->skip_reason = SK_ELO;
-		return 0;
-	}
+	    g->white_elo < o->min_elo || g->black_elo < o->min_elo))
+		return SK_ELO + 1;
 	if (o->max_elo >= 0 && (g->white_elo == 0 || g->black_elo == 0 ||
-	    g->white_elo > o->max_elo || g->black_elo > o->max_elo)) {
-		st->skip_reason = SK_ELO;
-		return 0;
-	}
-	if (o->tc_mask != 0 && !(o->tc_mask & (1u << g->tc_class))) {
-		st->skip_reason = SK_TC;
-		return 0;
-	}
-	return 1;
+	    g->white_elo > o->max_elo || g->black_elo > o->max_elo))
+		return SK_ELO + 1;
+	if (o->tc_mask != 0 && !(o->tc_mask & (1u << g->tc_class)))
+		return SK_TC + 1;
+	return 0;
 }
 
 /* ---- records ---------------------------------------------------------- */
 
 static void
-build_meta(struct state *st, const pf_pgn_game *g)
+build_meta(struct builder *st, const pf_pgn_game *g)
 {
 	pf_meta m;
 
@@ -203,7 +217,7 @@ build_meta(struct state *st, const pf_pgn_game *g)
 
 /* Mark the positions [0, npos) to write: plies, --per-game, --sample. */
 static int
-select_positions(struct state *st, const pf_pgn_game *g, int npos)
+select_positions(struct builder *st, const pf_pgn_game *g, int npos)
 {
 	const struct opts *o = st->o;
 	long lo = o->skip_plies, hi = npos, i, avail, want;
@@ -240,23 +254,19 @@ select_positions(struct state *st, const pf_pgn_game *g, int npos)
 }
 
 /*
- * Write position i of g.  stm is its side to move (for the eval's point of
- * view); clk is NULL or the clocks as of the position.  st->ext holds the
- * game's meta extension in its first st->meta_len bytes.
+ * Make the record of position i of g and emit it.  stm is its side to
+ * move (for the eval's point of view); clk is NULL or the clocks as of the
+ * position.  b->ext holds the game's meta extension in its first
+ * b->meta_len bytes.
  */
-static void
-put_record(struct state *st, const pf_pgn_game *g, int i, int stm,
-    uint8_t result, uint16_t flags, const uint32_t *clk)
+static int
+put_record(struct builder *st, const pf_pgn_game *g, int i, int stm,
+    uint8_t result, uint16_t flags, const uint32_t *clk, emit_fn emit,
+    void *arg)
 {
 	pf_record rec;
 	int r, has_eval = g->eval_kind[i] != PF_PGN_EVAL_NONE;
 
-	if (st->broken || st->write_err || st->w == NULL)
-		return;
-	if (st->o->unique && bloom_seen(st, g->hash[i])) {
-		st->dups++;
-		return;
-	}
 	memcpy(rec.pos, g->packed + (size_t)i * PF_PACKED_SIZE,
 	    PF_PACKED_SIZE);
 	rec.game_id = g->id;
@@ -274,19 +284,19 @@ put_record(struct state *st, const pf_pgn_game *g, int i, int stm,
 	} else
 		st->ext.len = st->meta_len;
 	if (has_eval) {
-		static pf_eval e;	/* big: keep it off the stack */
+		pf_eval *e = &st->e;
 		int32_t v = g->eval[i];
 
-		memset(&e, 0, offsetof(pf_eval, pv));
-		e.source = PF_SRC_PGN;
-		e.score_kind = g->eval_kind[i] == PF_PGN_EVAL_MATE ?
+		memset(e, 0, offsetof(pf_eval, pv));
+		e->source = PF_SRC_PGN;
+		e->score_kind = g->eval_kind[i] == PF_PGN_EVAL_MATE ?
 		    PF_SCORE_MATE : PF_SCORE_CP;
-		e.score = stm == PF_WHITE ? v : -v;
-		e.depth = g->eval_depth[i];
-		e.limit_kind = e.depth ? PF_LIMIT_DEPTH : PF_LIMIT_NONE;
-		e.limit = e.depth;
-		e.multipv = 1;
-		pf_eval_encode(&e, &st->ext);
+		e->score = stm == PF_WHITE ? v : -v;
+		e->depth = g->eval_depth[i];
+		e->limit_kind = e->depth ? PF_LIMIT_DEPTH : PF_LIMIT_NONE;
+		e->limit = e->depth;
+		e->multipv = 1;
+		pf_eval_encode(e, &st->ext);
 	}
 	if (clk != NULL) {
 		pf_clock c = { clk[PF_WHITE], clk[PF_BLACK] };
@@ -295,44 +305,59 @@ put_record(struct state *st, const pf_pgn_game *g, int i, int stm,
 	}
 	rec.ext = st->ext.len ? st->ext.data : NULL;
 	rec.ext_len = (uint32_t)st->ext.len;
-	r = pf_writer_put(st->w, &rec);
+	r = emit(arg, &rec, st->o->unique ? g->hash[i] : 0);
 	if (st->clk_tmpl && has_eval) {
-		/* the writer has copied the record: the clock template comes
-		   back after the meta */
+		/* the record is out: the clock template comes back after
+		   the meta */
 		pf_clock c = { 0, 0 };
 
 		st->ext.len = st->meta_len;
 		st->clk_tmpl = pf_clock_encode(&c, &st->ext) == 0;
 	}
-	if (r < 0) {
-		if (pf_writer_broken_pipe(st->w))
-			st->broken = 1;
-		else {
-			pf_warnx("%s", pf_writer_error(st->w));
-			st->write_err = 1;
-		}
-		return;
-	}
-	st->positions++;
+	return r;
 }
 
-/* Write the selected positions of a game (kept packed by the parser). */
+/* How the game ended on the board: checkmate or stalemate decide its
+   result. */
+static enum pf_status
+game_status(const pf_pgn_game *g)
+{
+	if (g->problem == PF_PGNP_NONE || g->problem == PF_PGNP_EOF)
+		return pf_board_status(&g->final);
+	return PF_ONGOING;
+}
+
+/*
+ * Make the records of the selected positions of a game (kept packed by
+ * the parser).  pre: NULL, or what prepare_game made of the game in a
+ * parser thread (its status, then its meta extension).
+ */
 static void
-write_game(struct state *st, const pf_pgn_game *g)
+write_game(struct builder *st, const pf_pgn_game *g, const uint8_t *pre,
+    size_t pre_len, emit_fn emit, void *arg)
 {
 	int npos = g->nmoves + 1, i, nsel, stm = g->start.stm;
 	uint32_t clk[2] = { PF_U32_UNKNOWN, PF_U32_UNKNOWN };
 	uint16_t base = 0, last_flags = PF_RF_LAST;
-	enum pf_status status = PF_ONGOING;
+	enum pf_status status;
 	uint8_t result;
 
 	if ((nsel = select_positions(st, g, npos)) == 0)
 		return;
 	pf_extbuf_reset(&st->ext);
 	st->meta_len = 0;
-	if (!st->o->no_meta) {
-		build_meta(st, g);
+	if (pre != NULL) {
+		status = pre[0];
+		if (pre_len > 1 &&
+		    pf_extbuf_append_raw(&st->ext, pre + 1, pre_len - 1) < 0)
+			pf_extbuf_reset(&st->ext);
 		st->meta_len = st->ext.len;
+	} else {
+		status = game_status(g);
+		if (!st->o->no_meta) {
+			build_meta(st, g);
+			st->meta_len = st->ext.len;
+		}
 	}
 	st->clk_tmpl = 0;
 	if (g->has_clk) {
@@ -348,8 +373,6 @@ write_game(struct state *st, const pf_pgn_game *g)
 	    g->tc_class != PF_TC_CORRESPONDENCE &&
 	    g->base_s <= (PF_U32_UNKNOWN - 1) / 1000u)
 		clk[0] = clk[1] = g->base_s * 1000u;
-	if (g->problem == PF_PGNP_NONE || g->problem == PF_PGNP_EOF)
-		status = pf_board_status(&g->final);
 	result = pf_pgn_result(g, status);
 	if (status == PF_CHECKMATE)
 		last_flags |= PF_RF_MATE;
@@ -372,12 +395,123 @@ write_game(struct state *st, const pf_pgn_game *g)
 				flags |= PF_RF_INSUFFICIENT;
 			if (i == npos - 1)
 				flags |= last_flags;
-			put_record(st, g, i, stm, result, flags,
-			    g->has_clk ? clk : NULL);
-			if (--nsel == 0)
+			if (put_record(st, g, i, stm, result, flags,
+			    g->has_clk ? clk : NULL, emit, arg) < 0 ||
+			    --nsel == 0)
 				break;
 		}
 	}
+}
+
+/* ---- where records go ------------------------------------------------- */
+
+static struct builder *
+builder_new(const struct opts *o)
+{
+	struct builder *b;
+
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return NULL;
+	b->o = o;
+	if ((b->sel = malloc(PF_PGN_MAX_PLIES + 1)) == NULL) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+static void
+builder_free(void *arg)
+{
+	struct builder *b = arg;
+
+	if (b == NULL)
+		return;
+	pf_extbuf_free(&b->ext);
+	free(b->sel);
+	free(b->out);
+	free(b);
+}
+
+static void *
+builder_new_arg(void *arg)
+{
+	return builder_new(arg);
+}
+
+/* The outcome of a write: 0, or -1 (the run stops writing). */
+static int
+wrote(struct state *st, int r)
+{
+	if (r < 0) {
+		if (pf_writer_broken_pipe(st->w))
+			st->broken = 1;
+		else {
+			pf_warnx("%s", pf_writer_error(st->w));
+			st->write_err = 1;
+		}
+		return -1;
+	}
+	st->positions++;
+	return 0;
+}
+
+/* -j 1: a record straight to the output (or dropped as a duplicate). */
+static int
+emit_direct(void *arg, const pf_record *rec, uint64_t hash)
+{
+	struct state *st = arg;
+
+	if (st->broken || st->write_err || st->w == NULL)
+		return -1;
+	if (st->o->unique && bloom_seen(st, hash)) {
+		st->dups++;
+		return 0;
+	}
+	return wrote(st, pf_writer_put(st->w, rec));
+}
+
+/* Does do_game write this game's records? */
+static int
+writes_game(const struct opts *o, const pf_pgn_game *g)
+{
+	return !g->skip && !g->filtered && !(g->problem && o->strict_games);
+}
+
+/*
+ * -j: what a parser thread makes of a game it parsed, for the main thread
+ * to write it with: the status of its final position (a search for a legal
+ * move) and its meta extension (strings checked and made UTF-8), as
+ * [status][meta].  Nothing for a game not written.  (The records
+ * themselves are made by the main thread: a game's records, meta in each,
+ * are several times its size, too many bytes to pass between threads.)
+ */
+static int
+prepare_game(void *state, const pf_pgn_game *g, const void **bytes,
+    size_t *len)
+{
+	struct builder *b = state;
+
+	*len = 0;
+	if (!writes_game(b->o, g))
+		return 0;
+	pf_extbuf_reset(&b->ext);
+	if (!b->o->no_meta)
+		build_meta(b, g);
+	if (b->out_cap < 1 + b->ext.len) {
+		uint8_t *p = realloc(b->out, 1 + b->ext.len + 4096);
+
+		if (p == NULL)
+			return -1;
+		b->out = p;
+		b->out_cap = 1 + b->ext.len + 4096;
+	}
+	b->out[0] = (uint8_t)game_status(g);
+	if (b->ext.len > 0)
+		memcpy(b->out + 1, b->ext.data, b->ext.len);
+	*bytes = b->out;
+	*len = 1 + b->ext.len;
+	return 0;
 }
 
 /* ---- games ------------------------------------------------------------ */
@@ -488,6 +622,8 @@ chunk_open(struct state *st, long k)
 	const char *ext = o->zstd ? ".pos.zst" : ".pos";
 	pf_writer_opts wo = pf_default_writer_opts(o->zstd);
 
+	wo.flush_ms = -1;	/* as for the output in main() */
+
 	if (chunk_close(st) == -1)
 		return -1;
 	st->chunk = k;
@@ -519,7 +655,8 @@ chunk_open(struct state *st, long k)
 }
 
 static void
-do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
+do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd,
+    const pf_games_event *ev)
 {
 	const struct opts *o = st->o;
 	char what[64];
@@ -543,7 +680,7 @@ do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
 		return;
 	}
 	if (g->filtered) {
-		st->skipped[st->skip_reason]++;
+		st->skipped[g->filtered - 1]++;
 		return;
 	}
 	if (g->problem && o->strict_games) {
@@ -563,7 +700,8 @@ do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
 		warn_game(where, g, epd, what);
 	}
 	st->kept++;
-	write_game(st, g);
+	write_game(st->b, g, ev->prepared && ev->prep_len > 0 ? ev->prep :
+	    NULL, ev->prep_len, emit_direct, st);
 }
 
 /* The input would block: pass on what is buffered (pipelines flow). */
@@ -585,61 +723,94 @@ flush_idle(void *arg)
 	}
 }
 
+/* Bytes per piece for -j: PF_GAMES_PIECE, or (for tests that want many
+   cuts in little text) $POSFLOW_PGN_PIECE. */
+static size_t
+piece_size(void)
+{
+	const char *v = getenv("POSFLOW_PGN_PIECE"), *errstr = NULL;
+	long long n;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	n = pf_strtonum(v, 1, 1LL << 30, &errstr);
+	return errstr == NULL ? (size_t)n : 0;
+}
+
 /* One input operand; returns 0, or 1 when it could not be read. */
 static int
-do_file(struct state *st, pf_pgn *pgn, const char *path)
+do_file(struct state *st, const char *path)
 {
+	const struct opts *o = st->o;
 	const char *name = pf_input_name(path);
-	pf_input *in;
-	int r, rc = 0;
+	pf_games_opts go;
+	pf_games_event ev;
+	pf_games *gs;
+	char where[1024];
+	uint64_t last = 0;
+	int rc = 0;
 
-	if ((in = pf_input_open(path, name)) == NULL) {
+	memset(&go, 0, sizeof(go));
+	go.threads = o->jobs;
+	go.format = o->format;
+	go.want_hash = o->unique;
+	go.accept = accept_game;
+	go.accept_arg = (void *)o;
+	go.idle = flush_idle;
+	go.idle_arg = st;
+	go.piece = piece_size();
+	if (o->jobs > 1) {
+		go.prep_new = builder_new_arg;
+		go.prep_free = builder_free;
+		go.prepare = prepare_game;
+		go.prep_arg = (void *)o;
+	}
+	if ((gs = pf_games_open(path, name, &go)) == NULL) {
 		pf_warn("%s", name);
 		return 1;
 	}
-	pf_input_set_idle(in, flush_idle, st);
-	while (!st->broken && !st->write_err &&
-	    (r = pf_input_next_member(in)) != 0) {
-		char where[1024];
-		const char *member;
-		pf_pgn_game *g;
-		uint64_t last = 0;
-
-		if (r < 0) {
-			pf_warnx("%s: %s", name, pf_input_error(in));
+	snprintf(where, sizeof(where), "%s", name);
+	while (!st->broken && !st->write_err) {
+		if (pf_games_next(gs, &ev) < 0) {
+			pf_warnx("%s: %s", where, pf_games_error(gs));
 			rc = 1;
 			break;
 		}
-		member = pf_input_member(in);
-		if (member != NULL)
-			snprintf(where, sizeof(where), "%s: %s", name, member);
-		else
-			snprintf(where, sizeof(where), "%s", name);
-		pf_pgn_start(pgn, in);
-		while (!st->broken && !st->write_err &&
-		    (r = pf_pgn_next(pgn, &g)) == 1) {
-			last = pf_pgn_format(pgn) == PF_PGN_EPD ? g->line :
-			    g->number;
-			do_game(st, where, g, pf_pgn_format(pgn) == PF_PGN_EPD);
-		}
-		if (r < 0) {
-			const char *unit = pf_pgn_format(pgn) == PF_PGN_EPD ?
-			    "line" : "game";
-
+		if (ev.kind == PF_GAMES_END)
+			break;
+		switch (ev.kind) {
+		case PF_GAMES_MEMBER:
+			if (ev.member != NULL)
+				snprintf(where, sizeof(where), "%s: %s", name,
+				    ev.member);
+			else
+				snprintf(where, sizeof(where), "%s", name);
+			last = 0;
+			break;
+		case PF_GAMES_GAME:
+			last = ev.epd ? ev.game->line : ev.game->number;
+			do_game(st, where, ev.game, ev.epd, &ev);
+			break;
+		case PF_GAMES_READ_ERROR:
 			if (last == 0)
 				pf_warnx("%s: read error before the first %s: "
-				    "%s", where, unit, pf_pgn_error(pgn));
+				    "%s", where, ev.epd ? "line" : "game",
+				    ev.error);
 			else
 				pf_warnx("%s: read error after %s %" PRIu64
-				    ": %s", where, unit, last,
-				    pf_pgn_error(pgn));
+				    ": %s", where, ev.epd ? "line" : "game",
+				    last, ev.error);
 			rc = 1;
 			/* on to the next member: a damaged zip member leaves
-			   the others readable (pf_input_next_member says 0
-			   when nothing more can be read) */
+			   the others readable */
+			break;
+		case PF_GAMES_INPUT_ERROR:
+			pf_warnx("%s: %s", name, ev.error);
+			rc = 1;
+			break;
 		}
 	}
-	pf_input_free(in);
+	pf_games_close(gs);
 	return rc;
 }
 
@@ -707,6 +878,7 @@ enum { O_EPD = 256, O_PGN, O_NO_META, O_SKIP, O_MAXP, O_MINELO, O_MAXELO,
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
+	{ "jobs", required_argument, NULL, 'j' },
 	{ "force", no_argument, NULL, 'f' },
 	{ "zstd", no_argument, NULL, 'z' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -745,9 +917,16 @@ parse_opts(int argc, char *argv[], struct opts *o)
 	o->min_elo = o->max_elo = -1;
 	o->sample = 1.0;
 	o->unique_mem = 64;
-	while ((ch = getopt_long(argc, argv, "fo:qz", longopts, NULL)) != -1) {
+	o->jobs = 1;
+	while ((ch = getopt_long(argc, argv, "fj:o:qz", longopts, NULL)) !=
+	    -1) {
 		switch (ch) {
 		case 'f': o->force = 1; break;
+		case 'j':
+			what = "-j";
+			o->jobs = (int)pf_strtonum(optarg, 1,
+			    PF_GAMES_MAX_THREADS, &errstr);
+			break;
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'z': o->zstd = 1; break;
@@ -858,7 +1037,6 @@ main(int argc, char *argv[])
 	struct opts o;
 	struct state st;
 	struct timespec t0, t1;
-	pf_pgn *pgn = NULL;
 	pf_writer_opts wo;
 	int fd = -1, compress = 0, rc = PF_EXIT_OK, i, r;
 
@@ -870,7 +1048,7 @@ main(int argc, char *argv[])
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&st, 0, sizeof(st));
 	st.o = &o;
-	if ((st.sel = malloc(PF_PGN_MAX_PLIES + 1)) == NULL) {
+	if ((st.b = builder_new(&o)) == NULL) {
 		pf_warn("malloc");
 		return PF_EXIT_DATA;
 	}
@@ -897,6 +1075,10 @@ main(int argc, char *argv[])
 			goto out;
 		}
 		wo = pf_default_writer_opts(compress || o.zstd);
+		/* Blocks go out full, or when the input would block
+		   (flush_idle): never on a timer, so the bytes written depend
+		   on the input alone, with any -j. */
+		wo.flush_ms = -1;
 		if ((st.w = pf_writer_open_fd(fd, o.output ? o.output :
 		    "stdout", &wo)) == NULL) {
 			pf_warn("out of memory");
@@ -904,16 +1086,10 @@ main(int argc, char *argv[])
 			goto out;
 		}
 	}
-	if ((pgn = pf_pgn_new(o.format, accept_game, &st)) == NULL) {
-		pf_warn("out of memory");
-		rc = PF_EXIT_DATA;
-		goto out;
-	}
-	pf_pgn_want_hash(pgn, o.unique);
 	if (argc == 0)
-		rc |= do_file(&st, pgn, "-");
+		rc |= do_file(&st, "-");
 	for (i = 0; i < argc && !st.broken && !st.write_err; i++)
-		rc |= do_file(&st, pgn, argv[i]);
+		rc |= do_file(&st, argv[i]);
 	if (o.chunks > 0)
 		chunk_close(&st);
 	else if (!st.broken && !st.write_err && pf_writer_close(st.w) < 0) {
@@ -960,9 +1136,7 @@ out:
 		pf_warn("%s", o.output);
 		rc = PF_EXIT_DATA;
 	}
-	pf_pgn_free(pgn);
-	pf_extbuf_free(&st.ext);
+	builder_free(st.b);
 	free(st.bloom);
-	free(st.sel);
 	return rc ? (rc == PF_EXIT_USAGE ? PF_EXIT_USAGE : PF_EXIT_DATA) : 0;
 }

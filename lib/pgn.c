@@ -29,14 +29,17 @@
 
 #define TOKEN_WINDOW	4096		/* bytes wanted before a token */
 #define TAG_WINDOW	(64u << 10)	/* bytes wanted before a tag */
+#define TOKEN_MAX	64		/* longest movetext token */
 
 struct pf_pgn {
 	int format_opt, format;
 	pf_pgn_accept_fn accept;
 	void *arg;
-	pf_input *in;
+	pf_input *in;		/* NULL: reading one piece from memory */
 	const char *pos, *end;
 	int eof;		/* nothing more can be added to the window */
+	int soft_end;		/* the piece ends where a game may begin */
+	int unclean;		/* ... but its last game may go on past it */
 	int read_err;
 	int done;
 	char err[320];
@@ -98,11 +101,45 @@ pf_pgn_start(pf_pgn *p, pf_input *in)
 	p->regular = pf_input_regular(in);
 	p->pos = p->end = NULL;
 	p->eof = p->read_err = p->done = 0;
+	p->soft_end = p->unclean = 0;
 	p->err[0] = '\0';
 	p->ngames = 0;
 	p->line = 0;
 	p->newlines = 0;
 	p->format = p->format_opt;
+}
+
+void
+pf_pgn_start_mem(pf_pgn *p, const char *buf, size_t len, int format,
+    int soft_end)
+{
+	if (buf == NULL)	/* an empty piece */
+		buf = "";
+	p->in = NULL;
+	p->regular = 1;
+	p->pos = buf;
+	p->end = buf + len;
+	p->eof = 1;
+	p->read_err = p->done = 0;
+	p->soft_end = soft_end;
+	p->unclean = 0;
+	p->err[0] = '\0';
+	p->ngames = 0;
+	p->line = 0;
+	p->newlines = 0;
+	p->format = format != PF_PGN_AUTO ? format : p->format_opt;
+}
+
+int
+pf_pgn_clean_end(const pf_pgn *p)
+{
+	return !p->unclean;
+}
+
+uint64_t
+pf_pgn_newlines(const pf_pgn *p)
+{
+	return p->newlines;
 }
 
 void
@@ -130,6 +167,10 @@ refill(pf_pgn *p, size_t want)
 
 	if (p->eof)
 		return;
+	if (p->in == NULL) {	/* a piece in memory: all of it is there */
+		p->eof = 1;
+		return;
+	}
 	r = pf_input_fill(p->in, &p->pos, &p->end, want);
 	if (r < 0) {
 		p->eof = 1;
@@ -633,7 +674,9 @@ parse_tag(pf_pgn *p)
 
 	ensure(p, TAG_WINDOW);
 	s = p->pos + 1;
-	e = p->end;
+	/* A tag is read within TAG_WINDOW bytes, however much more the
+	   window holds: the result never depends on where reads fell. */
+	e = AVAIL(p) > TAG_WINDOW ? p->pos + TAG_WINDOW : p->end;
 	while (s < e && (*s == ' ' || *s == '\t'))
 		s++;
 	name = s;
@@ -883,6 +926,7 @@ skip_comment(pf_pgn *p, const char **bs, const char **be)
 {
 	const char *q;
 	size_t i, lim;
+	int slid = 0;
 
 	p->pos++;
 	/* Most comments are short ("{ [%clk 0:05:00] }"): look for the end
@@ -909,7 +953,10 @@ skip_comment(pf_pgn *p, const char **bs, const char **be)
 			return 0;
 		}
 		if (q != NULL) {
-			*bs = p->pos;
+			/* A comment longer than half a window is not read
+			   for annotations, wherever reads fell. */
+			*bs = slid || (size_t)(q - p->pos) > PF_INPUT_KEEP / 2 ?
+			    q : p->pos;
 			*be = q;
 			p->pos = q + 1;
 			return 1;
@@ -918,8 +965,10 @@ skip_comment(pf_pgn *p, const char **bs, const char **be)
 			p->pos = p->end;
 			return 0;
 		}
-		if (AVAIL(p) >= PF_INPUT_KEEP)
+		if (AVAIL(p) >= PF_INPUT_KEEP) {
 			p->pos = p->end - (sizeof(next_game) - 1);
+			slid = 1;
+		}
 		refill(p, PF_INPUT_KEEP);
 	}
 }
@@ -1148,13 +1197,15 @@ parse_movetext(pf_pgn *p)
 	for (;;) {
 		const char *s, *bs, *be;
 		unsigned char c;
-		size_t n;
+		size_t n, lim;
 		int r;
 
-		if (AVAIL(p) < 64)
+		if (AVAIL(p) < TOKEN_MAX)
 			ensure(p, TOKEN_WINDOW);
 		if (AVAIL(p) == 0) {
-			if (!g->has_marker && resolving &&
+			/* (at a piece's soft end the next game's "[Event"
+			   follows: the game ends there as at any tag) */
+			if (!g->has_marker && resolving && !p->soft_end &&
 			    (p->ntags > 0 || g->nmoves > 0))
 				problem(g, PF_PGNP_EOF, "", 0);
 			return;
@@ -1234,9 +1285,12 @@ token:
 				continue;
 			}
 		}
+		/* A token is at most TOKEN_MAX bytes (the rest is the next
+		   token): the same cut whatever the window holds. */
 		s = p->pos;
 		n = 0;
-		while (s + n < p->end && !is_delim((unsigned char)s[n]))
+		lim = AVAIL(p) < TOKEN_MAX ? AVAIL(p) : TOKEN_MAX;
+		while (n < lim && !is_delim((unsigned char)s[n]))
 			n++;
 		p->pos = s + n;
 		if (c >= '0' && c <= '9') {
@@ -1285,7 +1339,8 @@ token:
 
 /* ---- EPD -------------------------------------------------------------- */
 
-/* Does s[0..n) start with a FEN piece-placement field? */
+/* Does s[0..n) start with a FEN piece-placement field?  1 yes, 0 no,
+   -1 not known: s is all such characters, no white space ends them. */
 static int
 looks_like_fen(const char *s, size_t n)
 {
@@ -1298,7 +1353,9 @@ looks_like_fen(const char *s, size_t n)
 		else if (!strchr("pnbrqkPNBRQK12345678", s[i]) || s[i] == '\0')
 			return 0;
 	}
-	return slashes == 7 && i < n;
+	if (i == n)
+		return -1;
+	return slashes == 7;
 }
 
 /* One EPD line in [s, e) (no newline). */
@@ -1538,22 +1595,30 @@ pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
 			p->done = 1;
 			return p->read_err ? -1 : 0;
 		}
-		if (p->format == PF_PGN_AUTO)
-			p->format = looks_like_fen(p->pos, AVAIL(p)) ?
+		if (p->format == PF_PGN_AUTO) {
+			/* the first line decides, read within TAG_WINDOW
+			   bytes whatever the window holds */
+			ensure(p, TAG_WINDOW);
+			p->format = looks_like_fen(p->pos, AVAIL(p) >
+			    TAG_WINDOW ? TAG_WINDOW : AVAIL(p)) == 1 ?
 			    PF_PGN_EPD : PF_PGN_PGN;
+		}
 		if (p->format == PF_PGN_EPD) {
 			const char *nl;
 
 			ensure(p, TAG_WINDOW);
-			nl = memchr(p->pos, '\n', AVAIL(p));
+			/* no position is longer than TAG_WINDOW bytes: the
+			   same limit whatever the window holds */
+			nl = memchr(p->pos, '\n', AVAIL(p) > TAG_WINDOW ?
+			    TAG_WINDOW : AVAIL(p));
 			p->line = p->newlines + 1;
-			if (nl == NULL && !p->eof) {
+			if (nl == NULL && (!p->eof || AVAIL(p) > TAG_WINDOW)) {
 				/* No position is this long: one line, one
 				   problem, not several pieces read as lines. */
 				game_reset(p);
 				problem(g, PF_PGNP_FEN, p->pos, 40);
 				snprintf(g->detail, sizeof(g->detail), "no end "
-				    "of line within %zu bytes", (size_t)AVAIL(p));
+				    "of line within %u bytes", TAG_WINDOW);
 				g->skip = 1;
 				skip_line(p);
 				p->newlines++;
@@ -1584,10 +1649,15 @@ pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
 				continue;
 			}
 			skip_blank(p);
+			/* Tags without an [Event] up to a piece's soft end:
+			   the next piece's "[Event" would be one more tag of
+			   this game, not a game of its own. */
+			if (AVAIL(p) == 0 && p->soft_end && !p->seen_event)
+				p->unclean = 1;
 		}
 		setup_start(p);
-		if (!g->skip && p->accept != NULL && !p->accept(g, p->arg))
-			g->filtered = 1;
+		if (!g->skip && p->accept != NULL)
+			g->filtered = p->accept(g, p->arg);
 		parse_movetext(p);
 		if (p->ntags == 0 && g->nmoves == 0 && !g->has_marker &&
 		    !g->problem) {
@@ -1635,4 +1705,237 @@ pf_pgn_result(const pf_pgn_game *g, enum pf_status st)
 	if (g->result_tag != PF_RESULT_UNKNOWN)
 		return g->result_tag;
 	return g->result_marker;
+}
+
+/* ---- cutting text into pieces (pgn2pos -j) ---------------------------- */
+
+/* Blank to skip_blank: only white space and byte-order marks, or a '%'
+   escape line. */
+static int
+blank_line(const char *s, const char *e)
+{
+	while (s < e) {
+		unsigned char c = (unsigned char)*s;
+
+		if (is_space(c))
+			s++;
+		else if (c == 0xef && e - s >= 3 &&
+		    (unsigned char)s[1] == 0xbb && (unsigned char)s[2] == 0xbf)
+			s += 3;
+		else
+			return c == '%';
+	}
+	return 1;
+}
+
+/*
+ * A line parse_tag reads whole and well: '[', a name, a quoted value
+ * without escapes, ']', then only blanks.  Returns 2 for an [Event] tag,
+ * 1 for another, 0 for anything else.
+ */
+static int
+simple_tag_line(const char *s, const char *e)
+{
+	const char *name;
+	size_t nl;
+
+	if (s >= e || *s != '[')
+		return 0;
+	name = ++s;
+	while (s < e && (alnum[(unsigned char)*s] || *s == '_'))
+		s++;
+	nl = (size_t)(s - name);
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	if (nl == 0 || s >= e || *s != '"')
+		return 0;
+	for (s++; s < e && !tag_value_stop[(unsigned char)*s]; s++)
+		;
+	if (s >= e || *s != '"')
+		return 0;
+	for (s++; s < e && (*s == ' ' || *s == '\t'); s++)
+		;
+	if (s >= e || *s != ']')
+		return 0;
+	for (s++; s < e && (*s == ' ' || *s == '\t' || *s == '\r'); s++)
+		;
+	if (s != e)
+		return 0;
+	return nl == 5 && memcmp(name, "Event", 5) == 0 ? 2 : 1;
+}
+
+/*
+ * Could a '[' of the line [s, e) start a tag?  Not one inside a comment
+ * opened on the line, nor one after a ';' or '%' that makes the rest of
+ * the line a comment.  A line that starts inside a comment opened before
+ * it is read as if it did not: a '[' is then taken for a tag more often,
+ * never less (the answer errs towards "maybe a tag").
+ */
+static int
+tag_may_start(const char *s, const char *e)
+{
+	int in_comment = 0;
+
+	for (; s < e; s++) {
+		if (in_comment) {
+			if (*s == '}')
+				in_comment = 0;
+		} else if (*s == '{')
+			in_comment = 1;
+		else if (*s == '[')
+			return 1;
+		else if (*s == ';' || *s == '%')
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * Can a piece start at buf + at, a line "[Event" + blanks + '"'?  The
+ * reader, whatever it was doing, ends the game before it (a tag, a
+ * comment cut by "\n[Event ", a variation cut by '[', binary data skipped
+ * to a line that starts with '['), unless it was reading the tags of a
+ * game that had no [Event] yet: then the line is one more tag.  So the
+ * cut is good when the last line that is not blank can have ended no tag
+ * (tag_may_start), or when the tag lines up to it go back to an [Event]
+ * tag, every line of them read whole as a tag; anything unsure is not a
+ * cut.
+ */
+static int
+good_cut(const char *buf, size_t at)
+{
+	const char *e = buf + at - 1;	/* the newline before the line */
+	const char *lo = at > (64u << 10) ? buf + at - (64u << 10) : buf;
+	int first = 1;
+
+	while (e > lo) {
+		const char *s = e;
+		int t;
+
+		while (s > lo && s[-1] != '\n')
+			s--;
+		if (s == lo && lo != buf)
+			return 0;		/* too far back to know */
+		if (blank_line(s, e)) {
+			if (s == buf)
+				return 1;	/* nothing but blanks */
+			e = s - 1;
+			continue;
+		}
+		if (first && !tag_may_start(s, e))
+			return 1;
+		first = 0;
+		if ((t = simple_tag_line(s, e)) == 0)
+			return 0;
+		if (t == 2)
+			return 1;
+		if (s == buf)
+			return 0;
+		e = s - 1;
+	}
+	return e == buf;	/* at the very start: nothing before */
+}
+
+/* Is there a good cut at buf + at (at > 0, a line start)? */
+static int
+cut_at(const char *buf, size_t len, size_t at)
+{
+	static const char ev[] = "[Event ";
+	const char *s = buf + at, *e = buf + len;
+
+	if ((size_t)(e - s) < sizeof(ev) - 1 ||
+	    memcmp(s, ev, sizeof(ev) - 1) != 0)
+		return 0;
+	s += sizeof(ev) - 1;
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	return s < e && *s == '"' && good_cut(buf, at);
+}
+
+size_t
+pf_pgn_cut(const char *buf, size_t len, int format)
+{
+	const char *e = buf + len;
+
+	if (format != PF_PGN_PGN) {	/* EPD, or blank so far: any line */
+		const char *nl = len ? memrchr(buf, '\n', len) : NULL;
+
+		return nl != NULL ? (size_t)(nl + 1 - buf) : 0;
+	}
+	while (e > buf) {
+		const char *nl = memrchr(buf, '\n', (size_t)(e - buf));
+
+		if (nl == NULL)
+			return 0;
+		e = nl;
+		if (cut_at(buf, len, (size_t)(nl + 1 - buf)))
+			return (size_t)(nl + 1 - buf);
+	}
+	return 0;
+}
+
+size_t
+pf_pgn_cut_from(const char *buf, size_t len, size_t from, int format)
+{
+	static const char ev[] = "\n[Event ";
+	const char *s = buf + (from > 0 ? from - 1 : 0), *e = buf + len;
+
+	if (from == 0 || from > len)
+		return 0;
+	if (format != PF_PGN_PGN) {
+		const char *nl = memchr(s, '\n', (size_t)(e - s));
+
+		return nl != NULL ? (size_t)(nl + 1 - buf) : 0;
+	}
+	while (s < e) {
+		const char *nl = memmem(s, (size_t)(e - s), ev, sizeof(ev) - 1);
+
+		if (nl == NULL)
+			return 0;
+		if (cut_at(buf, len, (size_t)(nl + 1 - buf)))
+			return (size_t)(nl + 1 - buf);
+		s = nl + 1;
+	}
+	return 0;
+}
+
+int
+pf_pgn_sniff(const char *buf, size_t len, int format, int eof)
+{
+	const char *s = buf, *e = buf + len;
+
+	if (format != PF_PGN_AUTO)
+		return format;
+	/* as pf_pgn_next: past blanks and '%' lines, then the first text */
+	while (s < e) {
+		const char *nl;
+
+		if (is_space((unsigned char)*s)) {
+			s++;
+			continue;
+		}
+		if ((unsigned char)*s == 0xef && e - s >= 3 &&
+		    (unsigned char)s[1] == 0xbb && (unsigned char)s[2] == 0xbf) {
+			s += 3;
+			continue;
+		}
+		if (!eof && e - s < 3 && (unsigned char)*s == 0xef)
+			return PF_PGN_AUTO;	/* a mark cut short: wait */
+		if (*s != '%')
+			break;
+		if ((nl = memchr(s, '\n', (size_t)(e - s))) == NULL)
+			return PF_PGN_AUTO;	/* (all blank to the end) */
+		s = nl + 1;
+	}
+	if (s >= e)
+		return PF_PGN_AUTO;
+	/* as pf_pgn_next decides: within TAG_WINDOW bytes */
+	switch (looks_like_fen(s, (size_t)(e - s) > TAG_WINDOW ? TAG_WINDOW :
+	    (size_t)(e - s))) {
+	case 1:
+		return PF_PGN_EPD;
+	case 0:
+		return PF_PGN_PGN;
+	}
+	return !eof && (size_t)(e - s) < TAG_WINDOW ? PF_PGN_AUTO : PF_PGN_PGN;
 }

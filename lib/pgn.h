@@ -100,7 +100,7 @@ typedef struct pf_pgn_game {
 	/* problem */
 	int problem;			/* PF_PGNP_* */
 	int skip;			/* 1: write nothing of this game */
-	int filtered;			/* 1: rejected by the accept callback */
+	int filtered;			/* > 0: the accept callback's reason */
 	char text[PF_PGN_TEXT_MAX + 8];	/* printable offending text */
 	char detail[128];		/* why (invalid FEN), or empty */
 } pf_pgn_game;
@@ -109,8 +109,10 @@ typedef struct pf_pgn pf_pgn;
 
 /*
  * accept: called once the tags of a game are read (before its moves are
- * resolved); returning 0 marks the game filtered and its moves are skipped
- * without being resolved (fast).  May be NULL.
+ * resolved); 0 keeps the game; a reason > 0 marks it filtered (the reason
+ * is kept in g->filtered) and its moves are skipped without being
+ * resolved (fast).  It must depend on the game alone (pgn2pos -j calls it
+ * from several threads).  May be NULL.
  */
 typedef int (*pf_pgn_accept_fn)(const pf_pgn_game *g, void *arg);
 
@@ -122,6 +124,43 @@ void	 pf_pgn_want_hash(pf_pgn *p, int on);
 
 /* Start reading the current member of in (after pf_input_next_member). */
 void	 pf_pgn_start(pf_pgn *p, pf_input *in);
+
+/*
+ * Start reading a piece of a member from memory: [buf, buf + len) must
+ * stay put while it is read.  format: the member's (pf_pgn_sniff), or
+ * PF_PGN_AUTO for the format given to pf_pgn_new.  soft_end: the piece
+ * ends at a cut (pf_pgn_cut), where the next piece starts with a game;
+ * else it ends the member.  Game numbers and EPD line numbers count from
+ * the piece's start: the caller adds the games and the newlines
+ * (pf_pgn_newlines) of the pieces before it.  A piece cut by pf_pgn_cut
+ * reads as the same stretch of the whole member reads; pf_pgn_clean_end
+ * says 0 if that was not so (a bug to report, not bad input).
+ */
+void	 pf_pgn_start_mem(pf_pgn *p, const char *buf, size_t len, int format,
+	    int soft_end);
+int	 pf_pgn_clean_end(const pf_pgn *p);
+uint64_t pf_pgn_newlines(const pf_pgn *p);
+
+/*
+ * Where to cut buf (the text of a member from its start or from an
+ * earlier cut) so that the pieces read as the whole does: the offset of
+ * the last line of buf that begins a game the reader cannot take for part
+ * of the one before ("[Event" and a quoted value, after a game that ended
+ * or had its [Event] tag: see lib/pgn.c), or of the last line for EPD
+ * (format PF_PGN_EPD) and for text that is blank so far (PF_PGN_AUTO);
+ * 0 when there is none.
+ */
+size_t	 pf_pgn_cut(const char *buf, size_t len, int format);
+/* The first such cut at or after from (0: none, or from is 0). */
+size_t	 pf_pgn_cut_from(const char *buf, size_t len, size_t from,
+	    int format);
+/*
+ * The format pf_pgn_next would detect for a member starting with buf
+ * (format_opt: the one given to pf_pgn_new, returned when not AUTO);
+ * PF_PGN_AUTO when buf is blank so far, or (eof 0) its first line is not
+ * complete.
+ */
+int	 pf_pgn_sniff(const char *buf, size_t len, int format_opt, int eof);
 
 /*
  * Next game: 1 and *g set (valid until the next call), 0 at the end of the

@@ -522,7 +522,7 @@ PY
 @test "--help and --version" {
 	run pgn2pos --help
 	assert_success
-	assert_line --index 0 --partial "usage: pgn2pos [-fqz] [-o file]"
+	assert_line --index 0 --partial "usage: pgn2pos [-fqz] [-j jobs] [-o file]"
 	run pgn2pos --version
 	assert_output "pgn2pos (posflow) 0.1.0"
 }
@@ -841,4 +841,147 @@ pgn2pos: 5 games read, 1 kept (0 truncated), 4 skipped (4 invalid FEN); 1 positi
 	assert_output --partial "--chunks needs -o directory"
 	run pgn2pos --chunks 0 -o x "$TESTDATA/lichess_db_10k.pgn"
 	assert_failure 2
+}
+
+# -j: run pgn2pos -j 1 and -j N (pieces of POSFLOW_PGN_PIECE bytes, small
+# so that the cuts fall between many games) on the same arguments; the
+# output file, the messages and the exit status must be the same, byte
+# for byte.
+same_j() {
+	local n=$1 piece=$2
+	shift 2
+	run --separate-stderr pgn2pos -f -o one.pos "$@"
+	local st1=$status err1=$stderr
+	POSFLOW_PGN_PIECE=$piece run --separate-stderr pgn2pos -j "$n" -f -o many.pos "$@"
+	[ "$status" -eq "$st1" ] || fail "-j $n $*: exit $status, -j 1: $st1"
+	[ "$stderr" = "$err1" ] || fail "-j $n $*: messages differ:
+$stderr
+-j 1:
+$err1"
+	cmp one.pos many.pos || fail "-j $n $*: output differs"
+}
+
+@test "-j: the bundled games, byte for byte the output of -j 1" {
+	for piece in 100 1500 40000 1048576; do
+		same_j 2 "$piece" "$L100K"
+		same_j 3 "$piece" "$L10K" "$L100K"
+	done
+	[ "$(posdump -c one.pos | awk '{print $1}')" -eq 3079 ]
+	for f in "$PGN"/*.pgn "$PGN/positions.epd"; do
+		same_j 2 300 "$f"
+		same_j 4 50 "$f"
+	done
+	# with the options that choose positions and games, and compressed
+	same_j 2 2000 --unique --sample 0.5 --per-game 4 --seed 7 "$L100K" "$L100K"
+	same_j 2 2000 --min-elo 1600 --time-control blitz,rapid --no-meta "$L100K"
+	same_j 3 700 -z --skip-plies 4 --max-plies 30 "$L100K"
+	# EPD forced, and PGN forced on EPD text
+	same_j 2 200 --epd "$PGN/positions.epd"
+	same_j 2 200 --pgn "$PGN/positions.epd"
+	# from a pipe the records are the same (blocks may be flushed at
+	# other points when the input waits, so compare the records)
+	pgn2pos -q < "$L100K" | posdump > pipe1.txt
+	POSFLOW_PGN_PIECE=3000 pgn2pos -q -j 2 < "$L100K" | posdump > pipe2.txt
+	cmp pipe1.txt pipe2.txt
+	# --stats and the summary agree
+	POSFLOW_PGN_PIECE=3000 run pgn2pos -j 2 --stats -o /dev/null "$L100K"
+	assert_success
+	assert_output --partial "47 games read, 47 kept (0 truncated), 0 skipped; 2817 positions written"
+}
+
+@test "-j: multi-frame zstd, tar and zip of several files, the same as -j 1" {
+	# frames cut inside games, as pzstd and Lichess cut them
+	split -b 7000 "$L100K" part.
+	for f in part.*; do zstd -q -c "$f"; done > mf.zst
+	[ "$(ls part.* | wc -l)" -gt 5 ]
+	same_j 2 3000 mf.zst
+	cmp <(posdump one.pos) <(pgn2pos -q "$L100K" | posdump)
+	mkdir d
+	cp "$L10K" d/a.pgn
+	cp "$PGN/bad-moves.pgn" d/b.pgn
+	cp "$PGN/positions.epd" d/c.epd
+	cp "$L100K" d/d.pgn
+	tar cf t.tar -C d a.pgn b.pgn c.epd d.pgn
+	tar --zstd -cf t.tar.zst -C d a.pgn b.pgn c.epd d.pgn
+	if command -v zip >/dev/null; then
+		(cd d && zip -q ../t.zip a.pgn b.pgn c.epd d.pgn)
+	else
+		bsdtar --format zip -cf t.zip -C d a.pgn b.pgn c.epd d.pgn
+	fi
+	for f in t.tar t.tar.zst t.zip; do
+		same_j 2 1000 "$f"
+		same_j 3 100000 "$f"
+	done
+	[[ "$stderr" == *"t.zip: b.pgn: game 2 (ply 2): illegal move \"Qxh9\"; kept 3 positions"* ]] || fail "$stderr"
+	# several operands, the game count goes on across them for --chunks
+	same_j 2 5000 t.tar "$L100K" mf.zst
+	POSFLOW_PGN_PIECE=5000 pgn2pos -j 2 --chunks 9 -o ch "$L10K" mf.zst 2>/dev/null
+	pgn2pos --chunks 9 -o ch1 "$L10K" mf.zst 2>/dev/null
+	diff -r ch ch1
+}
+
+@test "-j: damaged input, the same messages and the same records kept" {
+	same_j 2 200 "$PGN/bad-text.pgn"
+	same_j 2 200 "$PGN/bad-moves.pgn"
+	same_j 2 200 "$PGN/empty-games.pgn"
+	# truncated compressed input: the games before the damage, then a
+	# read error naming the last game
+	head -c 15000 <(gzip -c "$L100K") > cut.gz
+	same_j 2 2000 cut.gz
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"cut.gz: read error after game "* ]] || fail "$stderr"
+	# binary garbage between games, a tag section without [Event] right
+	# before one with it (the two are one game), unterminated comments
+	# and variations, a game cut off at the end
+	{
+		cat "$L10K"
+		printf '\n\001\002\003 garbage\n\n'
+		printf '[Site "no event"]\n[White "a"]\n\n'
+		cat "$L10K"
+		printf '\n1. e4 { never closed\n\n'
+		cat "$L10K"
+		printf '\n1. e4 (1. d4 d5\n\n'
+		cat "$L10K"
+		printf '\n[Event "x"]\n[Site "y"]\n\n[Event "z"]\n\n'
+		head -c 5000 "$L100K"
+	} > mixed.pgn
+	for piece in 50 200 1000 4000; do
+		same_j 2 "$piece" mixed.pgn
+		same_j 3 "$piece" --strict mixed.pgn
+	done
+	[[ "$stderr" == *"unterminated comment"* ]] || fail "$stderr"
+	# an input that cannot be read at all, beside good ones
+	printf 'BZh91AY&SY garbage' > bad.bz2
+	same_j 2 1000 "$L10K" bad.bz2 "$L10K"
+	[ "$status" -eq 1 ]
+}
+
+@test "-j: bad values are usage errors" {
+	for v in 0 -1 257 x 2x ''; do
+		run --separate-stderr pgn2pos -j "$v" "$L10K"
+		assert_failure 2
+		[[ "$stderr" == *"usage:"* ]] || fail "-j '$v': $stderr"
+	done
+	run pgn2pos --jobs 256 -o /dev/null "$L10K"
+	assert_success
+}
+
+@test "-j: from a pipe that waits, a game flows once the next one begins" {
+	mkfifo in.fifo
+	pgn2pos -q -j 2 < in.fifo > out.pos &
+	pid=$!
+	exec 7> in.fifo
+	printf '[Event "a"]\n\n1. e4 e5 2. Nf3 *\n\n[Event "b"]\n\n' >&7
+	# game a's four records arrive before the input ends (the loop only
+	# bounds the wait; no timing is measured)
+	for _ in $(seq 100); do
+		[ "$(stat -c %s out.pos)" -gt 200 ] && break
+		sleep 0.1
+	done
+	size=$(stat -c %s out.pos)
+	printf '1. d4 *\n\n' >&7
+	exec 7>&-
+	wait "$pid"
+	[ "$size" -gt 200 ] || fail "nothing written while the input was open ($size bytes)"
+	[ "$(posdump -c out.pos)" = "6 out.pos" ]
 }

@@ -29,7 +29,7 @@ static int
 accept(const pf_pgn_game *g, void *arg)
 {
 	(void)arg;
-	return g->number % 7 != 0;
+	return g->number % 7 == 0;
 }
 
 static void

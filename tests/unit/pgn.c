@@ -357,6 +357,55 @@ test_epd(void)
 	    "EPD detected; ce mapped to White's view; bad line numbered");
 }
 
+/* Where pf_pgn_cut cuts, and where it must not. */
+static void
+test_cut(void)
+{
+	static const char two[] =
+	    "[Event \"a\"]\n[Site \"s\"]\n\n1. e4 e5 { [%clk 0:01:00] } 1-0\n"
+	    "\n[Event \"b\"]\n\n1. d4 *\n";
+	static const char noevent[] =
+	    "[Site \"s\"]\n[White \"w\"]\n\n[Event \"b\"]\n\n1. d4 *\n";
+	static const char withevent[] =
+	    "[Event \"a\"]\n[White \"w\"]\n%escape\n\n[Event \"b\"]\n1. d4 *\n";
+	static const char midline[] =
+	    "1. e4 e5 [Site \"x\"]\n\n[Event \"b\"]\n\n1. d4 *\n";
+	static const char inline_tag[] =
+	    "[Event \"a\"] 1. e4\n\n[Event \"b\"]\n\n1. d4 *\n";
+	static const char noquote[] = "1. e4 *\n\n[Event b]\n1. d4 *\n";
+	static const char epd[] = "8/8/8/8/8/8/8/k1K5 w - -\n8/8/8/8/8/8/8/";
+	size_t at = (size_t)(strstr(two, "[Event \"b\"]") - two);
+
+	CHECK(pf_pgn_cut(two, sizeof(two) - 1, PF_PGN_PGN) == at,
+	    "cut before a game that follows a result");
+	CHECK(pf_pgn_cut_from(two, sizeof(two) - 1, 1, PF_PGN_PGN) == at &&
+	    pf_pgn_cut_from(two, sizeof(two) - 1, at + 1, PF_PGN_PGN) == 0,
+	    "the first cut at or after an offset");
+	CHECK(pf_pgn_cut(two, at + 7, PF_PGN_PGN) == 0 &&
+	    pf_pgn_cut(two, at + 8, PF_PGN_PGN) == at,
+	    "no cut before the [Event tag's value has begun");
+	CHECK(pf_pgn_cut(noevent, sizeof(noevent) - 1, PF_PGN_PGN) == 0,
+	    "no cut after tags without [Event] (one game with the next)");
+	CHECK(pf_pgn_cut(withevent, sizeof(withevent) - 1, PF_PGN_PGN) ==
+	    (size_t)(strstr(withevent, "[Event \"b\"]") - withevent),
+	    "a cut after tags with [Event] (a second [Event] is a new game)");
+	CHECK(pf_pgn_cut(midline, sizeof(midline) - 1, PF_PGN_PGN) == 0,
+	    "no cut after a tag that begins inside a line of moves");
+	CHECK(pf_pgn_cut(inline_tag, sizeof(inline_tag) - 1, PF_PGN_PGN) == 0,
+	    "no cut after a tag line with moves on it");
+	CHECK(pf_pgn_cut(noquote, sizeof(noquote) - 1, PF_PGN_PGN) == 0,
+	    "no cut at an [Event] tag without a quoted value");
+	CHECK(pf_pgn_cut(epd, sizeof(epd) - 1, PF_PGN_EPD) ==
+	    (size_t)(strchr(epd, '\n') + 1 - epd), "EPD: after the last line");
+	CHECK(pf_pgn_sniff(epd, sizeof(epd) - 1, PF_PGN_AUTO, 0) == PF_PGN_EPD &&
+	    pf_pgn_sniff(two, sizeof(two) - 1, PF_PGN_AUTO, 0) == PF_PGN_PGN &&
+	    pf_pgn_sniff("\n  \n%x\n", 7, PF_PGN_AUTO, 0) == PF_PGN_AUTO &&
+	    pf_pgn_sniff("8/8/8", 5, PF_PGN_AUTO, 0) == PF_PGN_AUTO &&
+	    pf_pgn_sniff("8/8/8", 5, PF_PGN_AUTO, 1) == PF_PGN_PGN &&
+	    pf_pgn_sniff(two, 3, PF_PGN_EPD, 0) == PF_PGN_EPD,
+	    "sniff: the format, or not known yet");
+}
+
 int
 main(void)
 {
@@ -366,5 +415,6 @@ main(void)
 	test_tc_classes();
 	test_eval_range();
 	test_epd();
+	test_cut();
 	return t_done();
 }

@@ -1,0 +1,897 @@
+/*
+ * games.c - the games of one input file, parsed by one thread or several
+ * (see games.h).
+ *
+ * Threads: one reader (pf_input: decompression, archive members) cuts
+ * the text into pieces; the parsers parse whole pieces; the caller takes
+ * the pieces' games in order.  The pieces go round a ring of slots, each
+ * slot FREE -> FILLING (the reader) -> READY -> PARSING (a parser) ->
+ * DONE -> FREE (the caller, once it has handed out the slot's games).
+ * Members, input errors and the end go round the ring as slots too, so
+ * that everything reaches the caller in input order.  One mutex guards
+ * the states; a slot's contents belong to whoever holds it.
+ *
+ * A parser copies each game into its slot's arena (the struct, then its
+ * arrays) as offsets; the caller points the arrays at the copies when it
+ * hands the game out, and adds the games and newlines of the member's
+ * earlier pieces to the game and line numbers.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "games.h"
+#include "input.h"
+#include "record.h"
+
+enum { SL_FREE, SL_FILLING, SL_READY, SL_PARSING, SL_DONE };
+enum { EV_PIECE, EV_MEMBER, EV_INPUT_ERROR, EV_END };
+
+struct slot {
+	int state;
+	int kind;		/* EV_* */
+	/* EV_PIECE: the text, its format and whether a cut ends it */
+	char *buf;
+	size_t len, cap;
+	int format, soft_end;
+	int read_err;		/* a read error ends the member after it */
+	char *member;		/* EV_MEMBER: its name, or NULL */
+	char err[640];		/* read_err, EV_INPUT_ERROR: why */
+	/* parsed: the games at offs[] in the arena */
+	unsigned char *arena;
+	size_t alen, acap;
+	size_t *offs;
+	size_t ngames, gcap;
+	uint64_t newlines;
+	int clean;
+	int oom;
+};
+
+struct worker {
+	pf_games *gs;
+	pthread_t tid;
+	pf_pgn *pgn;
+	void *prep;		/* prep_new's state */
+	int started;
+};
+
+struct pf_games {
+	pf_games_opts o;
+	pf_input *in;
+	char err[640];
+	int ended;		/* PF_GAMES_END handed out */
+
+	/* one thread */
+	pf_pgn *pgn;
+	int in_member;
+
+	/* several */
+	int threaded;
+	pthread_mutex_t mu;
+	pthread_cond_t cv_free, cv_ready, cv_done;
+	int stop;
+	struct slot *slots;
+	size_t nslots;
+	uint64_t wseq, pseq, cseq;	/* next slot to fill, parse, take */
+	pthread_t reader;
+	int reader_started, reader_done;
+	int reader_reading;	/* in pf_input: may wait on a pipe */
+	int reader_cancelled;
+	struct worker *workers;
+	int nworkers;
+	/* the reader's own */
+	struct slot *cur;	/* the piece being filled */
+	int fmt;		/* the member's format once known */
+	/* the caller's */
+	struct slot *take;	/* the slot being handed out */
+	pf_pgn_game game;	/* the game handed out */
+	size_t load_end;	/* the end of its copy in the arena */
+	/* the arrays of a game without evaluations or clocks */
+	uint8_t *no_eval_kind;
+	int32_t *no_eval;
+	uint16_t *no_eval_depth;
+	uint32_t *no_clk;
+	size_t next_game;
+	uint64_t games_base, lines_base;
+	int member_fmt;
+};
+
+/* ---- one thread ------------------------------------------------------- */
+
+static int
+next_seq(pf_games *gs, pf_games_event *ev)
+{
+	pf_pgn_game *g;
+	int r;
+
+	for (;;) {
+		if (gs->in_member < 0) {	/* after an input error */
+			ev->kind = PF_GAMES_END;
+			gs->ended = 1;
+			return 1;
+		}
+		if (!gs->in_member) {
+			r = pf_input_next_member(gs->in);
+			if (r == 0) {
+				ev->kind = PF_GAMES_END;
+				ev->epd = 0;
+				gs->ended = 1;
+				return 1;
+			}
+			if (r < 0) {
+				snprintf(gs->err, sizeof(gs->err), "%s",
+				    pf_input_error(gs->in));
+				ev->kind = PF_GAMES_INPUT_ERROR;
+				ev->error = gs->err;
+				ev->epd = 0;
+				gs->in_member = -1;	/* END next */
+				return 1;
+			}
+			pf_pgn_start(gs->pgn, gs->in);
+			gs->in_member = 1;
+			ev->kind = PF_GAMES_MEMBER;
+			ev->member = pf_input_member(gs->in);
+			ev->epd = 0;
+			return 1;
+		}
+		r = pf_pgn_next(gs->pgn, &g);
+		ev->epd = pf_pgn_format(gs->pgn) == PF_PGN_EPD;
+		if (r == 1) {
+			ev->kind = PF_GAMES_GAME;
+			ev->game = g;
+			return 1;
+		}
+		gs->in_member = 0;
+		if (r < 0) {
+			snprintf(gs->err, sizeof(gs->err), "%s",
+			    pf_pgn_error(gs->pgn));
+			ev->kind = PF_GAMES_READ_ERROR;
+			ev->error = gs->err;
+			return 1;
+		}
+	}
+}
+
+/* ---- the ring --------------------------------------------------------- */
+
+/* The reader's next slot, once the caller has freed it; NULL on stop. */
+static struct slot *
+take_slot(pf_games *gs, int kind)
+{
+	struct slot *s = &gs->slots[gs->wseq % gs->nslots];
+
+	pthread_mutex_lock(&gs->mu);
+	while (s->state != SL_FREE && !gs->stop)
+		pthread_cond_wait(&gs->cv_free, &gs->mu);
+	if (gs->stop) {
+		pthread_mutex_unlock(&gs->mu);
+		return NULL;
+	}
+	s->state = SL_FILLING;
+	gs->wseq++;
+	pthread_mutex_unlock(&gs->mu);
+	s->kind = kind;
+	s->len = 0;
+	s->read_err = 0;
+	s->soft_end = 0;
+	s->err[0] = '\0';
+	free(s->member);
+	s->member = NULL;
+	return s;
+}
+
+static void
+publish(pf_games *gs, struct slot *s)
+{
+	pthread_mutex_lock(&gs->mu);
+	s->state = SL_READY;
+	pthread_cond_signal(&gs->cv_ready);
+	pthread_mutex_unlock(&gs->mu);
+}
+
+static int
+reserve(char **buf, size_t *cap, size_t need)
+{
+	char *nb;
+	size_t ncap = *cap ? *cap : 4096;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	if ((nb = realloc(*buf, ncap)) == NULL)
+		return -1;
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- the reader ------------------------------------------------------- */
+
+static int
+stopped(pf_games *gs)
+{
+	int stop;
+
+	pthread_mutex_lock(&gs->mu);
+	stop = gs->stop;
+	pthread_mutex_unlock(&gs->mu);
+	return stop;
+}
+
+/*
+ * Hand on the current piece up to its first cut at or after limit bytes,
+ * or (limit 0) up to its last cut; the rest begins the next piece.  1 when
+ * cut, 0 when there is no cut yet, -1 on stop or no memory.
+ */
+static int
+cut_piece(pf_games *gs, size_t limit)
+{
+	struct slot *s = gs->cur, *t;
+	size_t cut;
+
+	if (gs->fmt == PF_PGN_AUTO)
+		gs->fmt = pf_pgn_sniff(s->buf, s->len, gs->o.format, 0);
+	cut = limit > 0 ? pf_pgn_cut_from(s->buf, s->len, limit, gs->fmt) :
+	    pf_pgn_cut(s->buf, s->len, gs->fmt);
+	if (cut == 0)
+		return 0;
+	if ((t = take_slot(gs, EV_PIECE)) == NULL)
+		return -1;
+	if (reserve(&t->buf, &t->cap, s->len - cut) < 0) {
+		snprintf(gs->err, sizeof(gs->err), "out of memory");
+		return -1;
+	}
+	if (s->len > cut)
+		memcpy(t->buf, s->buf + cut, s->len - cut);
+	t->len = s->len - cut;
+	s->len = cut;
+	s->format = gs->fmt;
+	s->soft_end = 1;
+	publish(gs, s);
+	gs->cur = t;
+	return 1;
+}
+
+/* The input would block: pass on the games read so far. */
+static void
+reader_idle(void *arg)
+{
+	pf_games *gs = arg;
+	int old;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	if (gs->cur != NULL && gs->cur->len > 0)
+		(void)cut_piece(gs, 0);
+	pthread_setcancelstate(old, NULL);
+}
+
+/*
+ * Reads that may wait on a pipe can be cancelled (pf_games_close): only
+ * there, never while the reader holds the lock or a slot half written.
+ */
+static int
+reading(pf_games *gs, int on)
+{
+	int old, stop;
+
+	if (!on)
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	pthread_mutex_lock(&gs->mu);
+	stop = gs->stop;
+	gs->reader_reading = on && !stop;
+	pthread_mutex_unlock(&gs->mu);
+	if (on && !stop)
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
+	return stop ? -1 : 0;
+}
+
+static int
+fill(pf_games *gs, const char **pos, const char **end)
+{
+	int r;
+
+	if (reading(gs, 1) < 0)
+		return -1;
+	r = pf_input_fill(gs->in, pos, end, PF_INPUT_KEEP);
+	reading(gs, 0);
+	return r;
+}
+
+/* One member into pieces; -1 on stop or no memory. */
+static int
+read_member(pf_games *gs)
+{
+	const char *pos = NULL, *end = NULL;
+	struct slot *s;
+	int r;
+
+	gs->fmt = gs->o.format;
+	if ((gs->cur = take_slot(gs, EV_PIECE)) == NULL)
+		return -1;
+	for (;;) {
+		r = fill(gs, &pos, &end);
+		s = gs->cur;
+		if (stopped(gs))
+			return -1;
+		if (end > pos) {
+			if (reserve(&s->buf, &s->cap, s->len +
+			    (size_t)(end - pos)) < 0) {
+				snprintf(gs->err, sizeof(gs->err),
+				    "out of memory");
+				return -1;
+			}
+			memcpy(s->buf + s->len, pos, (size_t)(end - pos));
+			s->len += (size_t)(end - pos);
+			pos = end;
+		}
+		/* (cut before an end too: a small member may come whole
+		   with its first window) */
+		while (gs->cur->len >= gs->o.piece) {
+			int c = cut_piece(gs, gs->o.piece);
+
+			if (c < 0)
+				return -1;
+			if (c == 0)
+				break;
+		}
+		s = gs->cur;
+		if (r <= 0) {
+			if (gs->fmt == PF_PGN_AUTO)
+				gs->fmt = pf_pgn_sniff(s->buf, s->len,
+				    gs->o.format, 1);
+			s->format = gs->fmt;
+			s->soft_end = 0;
+			if (r < 0) {
+				s->read_err = 1;
+				snprintf(s->err, sizeof(s->err), "%s",
+				    pf_input_error(gs->in));
+			}
+			gs->cur = NULL;
+			publish(gs, s);
+			return 0;
+		}
+	}
+}
+
+static void *
+reader_main(void *arg)
+{
+	pf_games *gs = arg;
+	struct slot *s;
+	int r, old;
+
+	(void)old;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	for (;;) {
+		if (reading(gs, 1) < 0)
+			goto out;
+		r = pf_input_next_member(gs->in);
+		reading(gs, 0);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			if ((s = take_slot(gs, EV_INPUT_ERROR)) == NULL)
+				goto out;
+			snprintf(s->err, sizeof(s->err), "%s",
+			    pf_input_error(gs->in));
+			publish(gs, s);
+			break;
+		}
+		if ((s = take_slot(gs, EV_MEMBER)) == NULL)
+			goto out;
+		if (pf_input_member(gs->in) != NULL &&
+		    (s->member = strdup(pf_input_member(gs->in))) == NULL) {
+			s->kind = EV_INPUT_ERROR;
+			snprintf(s->err, sizeof(s->err), "out of memory");
+			publish(gs, s);
+			goto out;
+		}
+		publish(gs, s);
+		if (read_member(gs) < 0) {
+			if (stopped(gs))
+				goto out;
+			/* no memory: said as the input's error */
+			if (gs->cur != NULL) {
+				gs->cur->kind = EV_INPUT_ERROR;
+				snprintf(gs->cur->err, sizeof(gs->cur->err),
+				    "%s", gs->err);
+				publish(gs, gs->cur);
+				gs->cur = NULL;
+			}
+			goto out;
+		}
+	}
+	if ((s = take_slot(gs, EV_END)) != NULL)
+		publish(gs, s);
+out:
+	pthread_mutex_lock(&gs->mu);
+	gs->reader_done = 1;
+	pthread_mutex_unlock(&gs->mu);
+	return NULL;
+}
+
+/* ---- the parsers ------------------------------------------------------ */
+
+static void *
+acopy(struct slot *s, const void *p, size_t n)
+{
+	size_t at = (s->alen + 7) & ~(size_t)7;
+	void *d;
+
+	if (at + n > s->acap) {
+		size_t ncap = s->acap ? s->acap : (1u << 20);
+		unsigned char *na;
+
+		while (ncap < at + n)
+			ncap *= 2;
+		if ((na = realloc(s->arena, ncap)) == NULL)
+			return NULL;
+		s->arena = na;
+		s->acap = ncap;
+	}
+	d = s->arena + at;
+	if (p != NULL)
+		memcpy(d, p, n);
+	s->alen = at + n;
+	return d;
+}
+
+/*
+ * A game in the arena: the struct up to its strings, each string as its
+ * length and bytes, the struct after them, then the arrays it needs:
+ * none for a game skipped or filtered; the evaluations only when it has
+ * some, the clocks only when it has some (load_game points the others at
+ * arrays of "none"), the hashes only when asked.
+ */
+#define FIXED_END	offsetof(pf_pgn_game, event)
+#define TAIL_START	offsetof(pf_pgn_game, bad_evals)
+
+static int
+has_arrays(const pf_pgn_game *g)
+{
+	return !g->skip && !g->filtered;
+}
+
+static const pf_pgn_str *
+gstr(const pf_pgn_game *g, int i)
+{
+	const pf_pgn_str *t[7] = { &g->event, &g->site, &g->white, &g->black,
+	    &g->date, &g->term_text, &g->variant };
+
+	return t[i];
+}
+
+static int
+save_game(struct worker *w, struct slot *s, const pf_pgn_game *g)
+{
+	const pf_games_opts *o = &w->gs->o;
+	int want_hash = o->want_hash;
+	size_t n = (size_t)g->nmoves + 1, off, plen = 0;
+	const void *prep = NULL;
+	unsigned char *d;
+	int i;
+
+	if (s->ngames == s->gcap) {
+		size_t ncap = s->gcap ? s->gcap * 2 : 1024;
+		size_t *no = realloc(s->offs, ncap * sizeof(*no));
+
+		if (no == NULL)
+			return -1;
+		s->offs = no;
+		s->gcap = ncap;
+	}
+	if (acopy(s, g, FIXED_END) == NULL)
+		return -1;
+	off = s->alen - FIXED_END;
+	for (i = 0; i < 7; i++) {
+		const pf_pgn_str *t = gstr(g, i);
+		unsigned char *d = acopy(s, NULL, 2 + (size_t)t->len);
+
+		if (d == NULL)
+			return -1;
+		memcpy(d, &t->len, 2);
+		memcpy(d + 2, t->s, t->len);
+	}
+	if (acopy(s, (const char *)g + TAIL_START, sizeof(*g) - TAIL_START) ==
+	    NULL)
+		return -1;
+	if (has_arrays(g) && (
+	    acopy(s, g->moves, (n - 1) * sizeof(*g->moves)) == NULL ||
+	    acopy(s, g->packed, n * PF_PACKED_SIZE) == NULL ||
+	    acopy(s, g->pflags, n * sizeof(*g->pflags)) == NULL ||
+	    (g->has_eval && (
+	    acopy(s, g->eval_kind, n * sizeof(*g->eval_kind)) == NULL ||
+	    acopy(s, g->eval, n * sizeof(*g->eval)) == NULL ||
+	    acopy(s, g->eval_depth, n * sizeof(*g->eval_depth)) == NULL)) ||
+	    (g->has_clk &&
+	    acopy(s, g->clk_ms, n * sizeof(*g->clk_ms)) == NULL) ||
+	    (want_hash && acopy(s, g->hash, n * sizeof(*g->hash)) == NULL)))
+		return -1;
+	if (o->prepare != NULL) {
+		if (o->prepare(w->prep, g, &prep, &plen) < 0 ||
+		    (d = acopy(s, NULL, 8 + plen)) == NULL)
+			return -1;
+		memcpy(d, &plen, sizeof(plen));
+		if (plen > 0)
+			memcpy(d + 8, prep, plen);
+	}
+	s->offs[s->ngames++] = off;
+	return 0;
+}
+
+/* The game at offs[i] into gs->game, its arrays pointed at the copies. */
+static pf_pgn_game *
+load_game(pf_games *gs, struct slot *s, size_t i)
+{
+	unsigned char *a = s->arena + s->offs[i];
+	pf_pgn_game *g = &gs->game;
+	size_t n, at = FIXED_END;
+	int k;
+
+	memcpy(g, a, FIXED_END);
+	for (k = 0; k < 7; k++) {
+		pf_pgn_str *t = (pf_pgn_str *)gstr(g, k);
+
+		at = (at + 7) & ~(size_t)7;
+		memcpy(&t->len, a + at, 2);
+		memcpy(t->s, a + at + 2, t->len);
+		t->s[t->len] = '\0';
+		at += 2 + (size_t)t->len;
+	}
+	at = (at + 7) & ~(size_t)7;
+	memcpy((char *)g + TAIL_START, a + at, sizeof(*g) - TAIL_START);
+	at += sizeof(*g) - TAIL_START;
+	n = (size_t)g->nmoves + 1;
+
+#define NEXT(field, bytes) do {						\
+	at = (at + 7) & ~(size_t)7;					\
+	g->field = (void *)(a + at);					\
+	at += (bytes);							\
+} while (0)
+	g->moves = NULL;
+	g->packed = NULL;
+	g->pflags = NULL;
+	g->eval_kind = gs->no_eval_kind;
+	g->eval = gs->no_eval;
+	g->eval_depth = gs->no_eval_depth;
+	g->clk_ms = gs->no_clk;
+	g->hash = NULL;
+	gs->load_end = at;
+	if (!has_arrays(g))
+		return g;
+	NEXT(moves, (n - 1) * sizeof(*g->moves));
+	NEXT(packed, n * PF_PACKED_SIZE);
+	NEXT(pflags, n * sizeof(*g->pflags));
+	if (g->has_eval) {
+		NEXT(eval_kind, n * sizeof(*g->eval_kind));
+		NEXT(eval, n * sizeof(*g->eval));
+		NEXT(eval_depth, n * sizeof(*g->eval_depth));
+	}
+	if (g->has_clk)
+		NEXT(clk_ms, n * sizeof(*g->clk_ms));
+	if (gs->o.want_hash)
+		NEXT(hash, n * sizeof(*g->hash));
+#undef NEXT
+	gs->load_end = at;
+	return g;
+}
+
+/* What prepare made of the game load_game loaded last (after its
+   arrays, at gs->load_end). */
+static void
+load_prep(pf_games *gs, struct slot *s, size_t i, pf_games_event *ev)
+{
+	unsigned char *a = s->arena + s->offs[i];
+	size_t at = (gs->load_end + 7) & ~(size_t)7, plen;
+
+	memcpy(&plen, a + at, sizeof(plen));
+	ev->prepared = 1;
+	ev->prep = a + at + 8;
+	ev->prep_len = plen;
+}
+
+static void
+parse_piece(struct worker *w, struct slot *s)
+{
+	pf_pgn_game *g;
+
+	s->alen = 0;
+	s->ngames = 0;
+	s->oom = 0;
+	pf_pgn_start_mem(w->pgn, s->buf, s->len, s->format, s->soft_end);
+	while (pf_pgn_next(w->pgn, &g) == 1)
+		if (save_game(w, s, g) < 0) {
+			s->oom = 1;
+			break;
+		}
+	s->newlines = pf_pgn_newlines(w->pgn);
+	s->clean = pf_pgn_clean_end(w->pgn);
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	pf_games *gs = w->gs;
+	struct slot *s;
+
+	pthread_mutex_lock(&gs->mu);
+	for (;;) {
+		s = &gs->slots[gs->pseq % gs->nslots];
+		while (!gs->stop && s->state != SL_READY) {
+			pthread_cond_wait(&gs->cv_ready, &gs->mu);
+			s = &gs->slots[gs->pseq % gs->nslots];
+		}
+		if (gs->stop)
+			break;
+		gs->pseq++;
+		if (s->kind == EV_PIECE) {
+			s->state = SL_PARSING;
+			pthread_mutex_unlock(&gs->mu);
+			parse_piece(w, s);
+			pthread_mutex_lock(&gs->mu);
+		}
+		s->state = SL_DONE;
+		pthread_cond_signal(&gs->cv_done);
+	}
+	pthread_mutex_unlock(&gs->mu);
+	return NULL;
+}
+
+/* ---- the caller's side ------------------------------------------------ */
+
+static void
+release(pf_games *gs)
+{
+	if (gs->take == NULL)
+		return;
+	pthread_mutex_lock(&gs->mu);
+	gs->take->state = SL_FREE;
+	gs->take = NULL;
+	gs->cseq++;
+	pthread_cond_signal(&gs->cv_free);
+	pthread_mutex_unlock(&gs->mu);
+}
+
+static int
+next_par(pf_games *gs, pf_games_event *ev)
+{
+	struct slot *s;
+
+	for (;;) {
+		if ((s = gs->take) != NULL && s->kind == EV_PIECE) {
+			if (gs->next_game < s->ngames) {
+				pf_pgn_game *g = load_game(gs, s,
+				    gs->next_game);
+
+				g->number += gs->games_base;
+				if (s->format == PF_PGN_EPD)
+					g->line += gs->lines_base;
+				if (gs->o.prepare != NULL)
+					load_prep(gs, s, gs->next_game, ev);
+				gs->next_game++;
+				ev->kind = PF_GAMES_GAME;
+				ev->game = g;
+				ev->epd = s->format == PF_PGN_EPD;
+				return 1;
+			}
+			gs->games_base += s->ngames;
+			gs->lines_base += s->newlines;
+			if (s->format != PF_PGN_AUTO)
+				gs->member_fmt = s->format;
+			if (s->read_err) {
+				snprintf(gs->err, sizeof(gs->err), "%s",
+				    s->err);
+				release(gs);
+				ev->kind = PF_GAMES_READ_ERROR;
+				ev->error = gs->err;
+				ev->epd = gs->member_fmt == PF_PGN_EPD;
+				return 1;
+			}
+		}
+		release(gs);
+		s = &gs->slots[gs->cseq % gs->nslots];
+		pthread_mutex_lock(&gs->mu);
+		if (s->state != SL_DONE && gs->o.idle != NULL &&
+		    !pf_input_regular(gs->in)) {
+			pthread_mutex_unlock(&gs->mu);
+			gs->o.idle(gs->o.idle_arg);
+			pthread_mutex_lock(&gs->mu);
+		}
+		while (s->state != SL_DONE)
+			pthread_cond_wait(&gs->cv_done, &gs->mu);
+		pthread_mutex_unlock(&gs->mu);
+		gs->take = s;
+		gs->next_game = 0;
+		switch (s->kind) {
+		case EV_PIECE:
+			if (s->oom) {
+				snprintf(gs->err, sizeof(gs->err),
+				    "out of memory");
+				return -1;
+			}
+			if (!s->clean) {
+				snprintf(gs->err, sizeof(gs->err), "internal "
+				    "error: a piece was cut inside a game");
+				return -1;
+			}
+			continue;
+		case EV_MEMBER:
+			gs->games_base = gs->lines_base = 0;
+			gs->member_fmt = PF_PGN_AUTO;
+			ev->kind = PF_GAMES_MEMBER;
+			ev->member = s->member;
+			ev->epd = 0;
+			return 1;
+		case EV_INPUT_ERROR:
+			snprintf(gs->err, sizeof(gs->err), "%s", s->err);
+			ev->kind = PF_GAMES_INPUT_ERROR;
+			ev->error = gs->err;
+			ev->epd = 0;
+			return 1;
+		default:
+			ev->kind = PF_GAMES_END;
+			gs->ended = 1;
+			return 1;
+		}
+	}
+}
+
+/* ---- open, next, close ------------------------------------------------ */
+
+static int
+start_threads(pf_games *gs)
+{
+	int i;
+
+	gs->nworkers = gs->o.threads;
+	gs->nslots = (size_t)gs->nworkers * 3 + 6;
+	if ((gs->no_eval_kind = calloc(PF_PGN_MAX_PLIES + 1, 1)) == NULL ||
+	    (gs->no_eval = calloc(PF_PGN_MAX_PLIES + 1, 4)) == NULL ||
+	    (gs->no_eval_depth = calloc(PF_PGN_MAX_PLIES + 1, 2)) == NULL ||
+	    (gs->no_clk = malloc((PF_PGN_MAX_PLIES + 1) * 4)) == NULL)
+		return -1;
+	memset(gs->no_clk, 0xff, (PF_PGN_MAX_PLIES + 1) * 4);	/* unknown */
+	if ((gs->slots = calloc(gs->nslots, sizeof(*gs->slots))) == NULL ||
+	    (gs->workers = calloc((size_t)gs->nworkers,
+	    sizeof(*gs->workers))) == NULL)
+		return -1;
+	pthread_mutex_init(&gs->mu, NULL);
+	pthread_cond_init(&gs->cv_free, NULL);
+	pthread_cond_init(&gs->cv_ready, NULL);
+	pthread_cond_init(&gs->cv_done, NULL);
+	gs->threaded = 1;
+	for (i = 0; i < gs->nworkers; i++) {
+		struct worker *w = &gs->workers[i];
+
+		w->gs = gs;
+		if ((w->pgn = pf_pgn_new(gs->o.format, gs->o.accept,
+		    gs->o.accept_arg)) == NULL)
+			return -1;
+		pf_pgn_want_hash(w->pgn, gs->o.want_hash);
+		if (gs->o.prepare != NULL && gs->o.prep_new != NULL &&
+		    (w->prep = gs->o.prep_new(gs->o.prep_arg)) == NULL)
+			return -1;
+		if (pthread_create(&w->tid, NULL, worker_main, w) != 0)
+			return -1;
+		w->started = 1;
+	}
+	pf_input_set_idle(gs->in, reader_idle, gs);
+	if (pthread_create(&gs->reader, NULL, reader_main, gs) != 0)
+		return -1;
+	gs->reader_started = 1;
+	return 0;
+}
+
+pf_games *
+pf_games_open(const char *path, const char *name, const pf_games_opts *o)
+{
+	pf_games *gs;
+	int e;
+
+	if ((gs = calloc(1, sizeof(*gs))) == NULL)
+		return NULL;
+	gs->o = *o;
+	if (gs->o.threads < 1)
+		gs->o.threads = 1;
+	if (gs->o.threads > PF_GAMES_MAX_THREADS)
+		gs->o.threads = PF_GAMES_MAX_THREADS;
+	if (gs->o.piece == 0)
+		gs->o.piece = PF_GAMES_PIECE;
+	if ((gs->in = pf_input_open(path, name)) == NULL) {
+		e = errno;
+		free(gs);
+		errno = e;
+		return NULL;
+	}
+	if (gs->o.threads == 1) {
+		if ((gs->pgn = pf_pgn_new(gs->o.format, gs->o.accept,
+		    gs->o.accept_arg)) == NULL)
+			goto fail;
+		pf_pgn_want_hash(gs->pgn, gs->o.want_hash);
+		pf_input_set_idle(gs->in, gs->o.idle, gs->o.idle_arg);
+		return gs;
+	}
+	if (start_threads(gs) == 0)
+		return gs;
+fail:
+	pf_games_close(gs);
+	errno = ENOMEM;
+	return NULL;
+}
+
+int
+pf_games_next(pf_games *gs, pf_games_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	if (gs->ended)
+		return 0;
+	return gs->threaded ? next_par(gs, ev) : next_seq(gs, ev);
+}
+
+const char *
+pf_games_error(const pf_games *gs)
+{
+	return gs->err;
+}
+
+void
+pf_games_close(pf_games *gs)
+{
+	size_t i;
+	int k;
+
+	if (gs == NULL)
+		return;
+	if (gs->threaded) {
+		pthread_mutex_lock(&gs->mu);
+		gs->stop = 1;
+		pthread_cond_broadcast(&gs->cv_free);
+		pthread_cond_broadcast(&gs->cv_ready);
+		pthread_mutex_unlock(&gs->mu);
+		if (gs->reader_started) {
+			/* it may wait on a pipe that has nothing to say */
+			pthread_mutex_lock(&gs->mu);
+			if (!gs->reader_done && gs->reader_reading) {
+				pthread_cancel(gs->reader);
+				gs->reader_cancelled = 1;
+			}
+			pthread_mutex_unlock(&gs->mu);
+			pthread_join(gs->reader, NULL);
+		}
+		for (k = 0; k < gs->nworkers; k++) {
+			if (gs->workers[k].started)
+				pthread_join(gs->workers[k].tid, NULL);
+			pf_pgn_free(gs->workers[k].pgn);
+			if (gs->workers[k].prep != NULL &&
+			    gs->o.prep_free != NULL)
+				gs->o.prep_free(gs->workers[k].prep);
+		}
+		for (i = 0; i < gs->nslots; i++) {
+			free(gs->slots[i].buf);
+			free(gs->slots[i].member);
+			free(gs->slots[i].arena);
+			free(gs->slots[i].offs);
+		}
+		free(gs->slots);
+		free(gs->workers);
+		pthread_mutex_destroy(&gs->mu);
+		pthread_cond_destroy(&gs->cv_free);
+		pthread_cond_destroy(&gs->cv_ready);
+		pthread_cond_destroy(&gs->cv_done);
+	}
+	/* A reader cancelled inside a read leaves libarchive mid-call:
+	   its input is not freed (the process is about to end). */
+	if (!gs->reader_cancelled)
+		pf_input_free(gs->in);
+	pf_pgn_free(gs->pgn);
+	free(gs->no_eval_kind);
+	free(gs->no_eval);
+	free(gs->no_eval_depth);
+	free(gs->no_clk);
+	free(gs);
+}
