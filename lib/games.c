@@ -16,6 +16,7 @@
  * hands the game out, and adds the games and newlines of the member's
  * earlier pieces to the game and line numbers.
  */
+#define _GNU_SOURCE	/* memrchr */
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -84,6 +85,7 @@ struct pf_games {
 	int nworkers;
 	/* the reader's own */
 	struct slot *cur;	/* the piece being filled */
+	size_t scan_from;	/* in it, where a cut may still be */
 	int fmt;		/* the member's format once known */
 	/* the caller's */
 	struct slot *take;	/* the slot being handed out */
@@ -97,6 +99,7 @@ struct pf_games {
 	size_t next_game;
 	uint64_t games_base, lines_base;
 	int member_fmt;
+	int input_failed;	/* PF_GAMES_INPUT_ERROR handed out */
 };
 
 /* ---- one thread ------------------------------------------------------- */
@@ -235,10 +238,27 @@ cut_piece(pf_games *gs, size_t limit)
 
 	if (gs->fmt == PF_PGN_AUTO)
 		gs->fmt = pf_pgn_sniff(s->buf, s->len, gs->o.format, 0);
-	cut = limit > 0 ? pf_pgn_cut_from(s->buf, s->len, limit, gs->fmt) :
-	    pf_pgn_cut(s->buf, s->len, gs->fmt);
-	if (cut == 0)
+	/* Lines before scan_from hold no cut: each byte is searched once,
+	   however long a game (megabytes of comments) keeps a piece open. */
+	if (limit == 0 && gs->fmt != PF_PGN_PGN)
+		cut = pf_pgn_cut(s->buf, s->len, gs->fmt);	/* a memrchr */
+	else {
+		size_t from = limit > gs->scan_from ? limit : gs->scan_from, c;
+
+		cut = pf_pgn_cut_from(s->buf, s->len, from ? from : 1, gs->fmt);
+		while (limit == 0 && cut > 0 &&		/* the last one */
+		    (c = pf_pgn_cut_from(s->buf, s->len, cut + 1, gs->fmt)) > 0)
+			cut = c;
+	}
+	if (cut == 0) {
+		/* searched to the end but for the last line, which may not
+		   be whole */
+		const char *nl = s->len ? memrchr(s->buf, '\n', s->len) : NULL;
+
+		if (nl != NULL && (size_t)(nl - s->buf) > gs->scan_from)
+			gs->scan_from = (size_t)(nl - s->buf);
 		return 0;
+	}
 	if ((t = take_slot(gs, EV_PIECE)) == NULL)
 		return -1;
 	if (reserve(&t->buf, &t->cap, s->len - cut) < 0) {
@@ -253,6 +273,7 @@ cut_piece(pf_games *gs, size_t limit)
 	s->soft_end = 1;
 	publish(gs, s);
 	gs->cur = t;
+	gs->scan_from = 0;
 	return 1;
 }
 
@@ -310,6 +331,7 @@ read_member(pf_games *gs)
 	int r;
 
 	gs->fmt = gs->o.format;
+	gs->scan_from = 0;
 	if ((gs->cur = take_slot(gs, EV_PIECE)) == NULL)
 		return -1;
 	for (;;) {
@@ -662,6 +684,11 @@ next_par(pf_games *gs, pf_games_event *ev)
 {
 	struct slot *s;
 
+	if (gs->input_failed) {
+		ev->kind = PF_GAMES_END;
+		gs->ended = 1;
+		return 1;
+	}
 	for (;;) {
 		if ((s = gs->take) != NULL && s->kind == EV_PIECE) {
 			if (gs->next_game < s->ngames) {
@@ -728,6 +755,9 @@ next_par(pf_games *gs, pf_games_event *ev)
 			ev->epd = 0;
 			return 1;
 		case EV_INPUT_ERROR:
+			/* the last event but the end (the reader may have
+			   stopped without sending it: no memory) */
+			gs->input_failed = 1;
 			snprintf(gs->err, sizeof(gs->err), "%s", s->err);
 			ev->kind = PF_GAMES_INPUT_ERROR;
 			ev->error = gs->err;
