@@ -89,7 +89,6 @@ struct pf_games {
 	int fmt;		/* the member's format once known */
 	/* the caller's */
 	struct slot *take;	/* the slot being handed out */
-	pf_pgn_game game;	/* the game handed out */
 	size_t load_end;	/* the end of its copy in the arena */
 	/* the arrays of a game without evaluations or clocks */
 	uint8_t *no_eval_kind;
@@ -463,8 +462,8 @@ acopy(struct slot *s, const void *p, size_t n)
 }
 
 /*
- * A game in the arena: the struct up to its strings, each string as its
- * length and bytes, the struct after them, then the arrays it needs:
+ * A game in the arena: the struct, written but for the unused tails of
+ * its strings (handed out where it lies), then the arrays it needs:
  * none for a game skipped or filtered; the evaluations only when it has
  * some, the clocks only when it has some (load_game points the others at
  * arrays of "none"), the hashes only when asked.
@@ -506,21 +505,19 @@ save_game(struct worker *w, struct slot *s, const pf_pgn_game *g)
 		s->offs = no;
 		s->gcap = ncap;
 	}
-	if (acopy(s, g, FIXED_END) == NULL)
+	if ((d = acopy(s, NULL, sizeof(*g))) == NULL)
 		return -1;
-	off = s->alen - FIXED_END;
+	off = s->alen - sizeof(*g);
+	memcpy(d, g, FIXED_END);
 	for (i = 0; i < 7; i++) {
 		const pf_pgn_str *t = gstr(g, i);
-		unsigned char *d = acopy(s, NULL, 2 + (size_t)t->len);
+		size_t at = (size_t)((const char *)t - (const char *)g);
 
-		if (d == NULL)
-			return -1;
-		memcpy(d, &t->len, 2);
-		memcpy(d + 2, t->s, t->len);
+		/* the length and the bytes up to the NUL */
+		memcpy(d + at, t, offsetof(pf_pgn_str, s) + (size_t)t->len + 1);
 	}
-	if (acopy(s, (const char *)g + TAIL_START, sizeof(*g) - TAIL_START) ==
-	    NULL)
-		return -1;
+	memcpy(d + TAIL_START, (const char *)g + TAIL_START,
+	    sizeof(*g) - TAIL_START);
 	if (has_arrays(g) && (
 	    acopy(s, g->moves, (n - 1) * sizeof(*g->moves)) == NULL ||
 	    acopy(s, g->packed, n * PF_PACKED_SIZE) == NULL ||
@@ -545,29 +542,14 @@ save_game(struct worker *w, struct slot *s, const pf_pgn_game *g)
 	return 0;
 }
 
-/* The game at offs[i] into gs->game, its arrays pointed at the copies. */
+/* The game at offs[i], where it lies, its arrays pointed at their
+   copies. */
 static pf_pgn_game *
 load_game(pf_games *gs, struct slot *s, size_t i)
 {
 	unsigned char *a = s->arena + s->offs[i];
-	pf_pgn_game *g = &gs->game;
-	size_t n, at = FIXED_END;
-	int k;
-
-	memcpy(g, a, FIXED_END);
-	for (k = 0; k < 7; k++) {
-		pf_pgn_str *t = (pf_pgn_str *)gstr(g, k);
-
-		at = (at + 7) & ~(size_t)7;
-		memcpy(&t->len, a + at, 2);
-		memcpy(t->s, a + at + 2, t->len);
-		t->s[t->len] = '\0';
-		at += 2 + (size_t)t->len;
-	}
-	at = (at + 7) & ~(size_t)7;
-	memcpy((char *)g + TAIL_START, a + at, sizeof(*g) - TAIL_START);
-	at += sizeof(*g) - TAIL_START;
-	n = (size_t)g->nmoves + 1;
+	pf_pgn_game *g = (pf_pgn_game *)a;
+	size_t n = (size_t)g->nmoves + 1, at = sizeof(*g);
 
 #define NEXT(field, bytes) do {						\
 	at = (at + 7) & ~(size_t)7;					\
