@@ -59,9 +59,9 @@ static const char *const skip_names[SK_N] = { "variant", "invalid FEN",
     "bad tag", "bad text", "strict", "elo", "time control" };
 
 /*
- * What makes a game's records (one per thread: with -j, each parser
- * thread makes the records of its games, and the main thread writes
- * them in order).
+ * What makes a game's records: the main thread's; with -j each parser
+ * thread has one too, to make the meta of the games it parsed
+ * (prepare_game).
  */
 struct builder {
 	const struct opts *o;
@@ -75,10 +75,6 @@ struct builder {
 	uint8_t *out;
 	size_t out_cap;
 };
-
-/* Where a record goes (the output, or for tests elsewhere).  0, or -1
-   to stop the game. */
-typedef int (*emit_fn)(void *arg, const pf_record *rec, uint64_t hash);
 
 struct state {
 	const struct opts *o;
@@ -253,16 +249,46 @@ select_positions(struct builder *st, const pf_pgn_game *g, int npos)
 	return nsel;
 }
 
+/* The outcome of a write: 0, or -1 (the run stops writing). */
+static int
+wrote(struct state *st, int r)
+{
+	if (r < 0) {
+		if (pf_writer_broken_pipe(st->w))
+			st->broken = 1;
+		else {
+			pf_warnx("%s", pf_writer_error(st->w));
+			st->write_err = 1;
+		}
+		return -1;
+	}
+	st->positions++;
+	return 0;
+}
+
+/* A record to the output (or dropped as a duplicate).  0, or -1 to
+   stop the game. */
+static int
+emit(struct state *st, const pf_record *rec, uint64_t hash)
+{
+	if (st->broken || st->write_err || st->w == NULL)
+		return -1;
+	if (st->o->unique && bloom_seen(st, hash)) {
+		st->dups++;
+		return 0;
+	}
+	return wrote(st, pf_writer_put(st->w, rec));
+}
+
 /*
- * Make the record of position i of g and emit it.  stm is its side to
- * move (for the eval's point of view); clk is NULL or the clocks as of the
- * position.  b->ext holds the game's meta extension in its first
- * b->meta_len bytes.
+ * Make the record of position i of g and write it to out.  stm is its
+ * side to move (for the eval's point of view); clk is NULL or the clocks
+ * as of the position.  st->ext holds the game's meta extension in its
+ * first st->meta_len bytes.
  */
 static int
 put_record(struct builder *st, const pf_pgn_game *g, int i, int stm,
-    uint8_t result, uint16_t flags, const uint32_t *clk, emit_fn emit,
-    void *arg)
+    uint8_t result, uint16_t flags, const uint32_t *clk, struct state *out)
 {
 	pf_record rec;
 	int r, has_eval = g->eval_kind[i] != PF_PGN_EVAL_NONE;
@@ -305,7 +331,7 @@ put_record(struct builder *st, const pf_pgn_game *g, int i, int stm,
 	}
 	rec.ext = st->ext.len ? st->ext.data : NULL;
 	rec.ext_len = (uint32_t)st->ext.len;
-	r = emit(arg, &rec, st->o->unique ? g->hash[i] : 0);
+	r = emit(out, &rec, st->o->unique ? g->hash[i] : 0);
 	if (st->clk_tmpl && has_eval) {
 		/* the record is out: the clock template comes back after
 		   the meta */
@@ -328,13 +354,13 @@ game_status(const pf_pgn_game *g)
 }
 
 /*
- * Make the records of the selected positions of a game (kept packed by
- * the parser).  pre: NULL, or what prepare_game made of the game in a
+ * Write the records of the selected positions of a game (kept packed by
+ * the parser) to out.  pre: NULL, or what prepare_game made of the game in a
  * parser thread (its status, then its meta extension).
  */
 static void
 write_game(struct builder *st, const pf_pgn_game *g, const uint8_t *pre,
-    size_t pre_len, emit_fn emit, void *arg)
+    size_t pre_len, struct state *out)
 {
 	int npos = g->nmoves + 1, i, nsel, stm = g->start.stm;
 	uint32_t clk[2] = { PF_U32_UNKNOWN, PF_U32_UNKNOWN };
@@ -396,7 +422,7 @@ write_game(struct builder *st, const pf_pgn_game *g, const uint8_t *pre,
 			if (i == npos - 1)
 				flags |= last_flags;
 			if (put_record(st, g, i, stm, result, flags,
-			    g->has_clk ? clk : NULL, emit, arg) < 0 ||
+			    g->has_clk ? clk : NULL, out) < 0 ||
 			    --nsel == 0)
 				break;
 		}
@@ -437,38 +463,6 @@ static void *
 builder_new_arg(void *arg)
 {
 	return builder_new(arg);
-}
-
-/* The outcome of a write: 0, or -1 (the run stops writing). */
-static int
-wrote(struct state *st, int r)
-{
-	if (r < 0) {
-		if (pf_writer_broken_pipe(st->w))
-			st->broken = 1;
-		else {
-			pf_warnx("%s", pf_writer_error(st->w));
-			st->write_err = 1;
-		}
-		return -1;
-	}
-	st->positions++;
-	return 0;
-}
-
-/* -j 1: a record straight to the output (or dropped as a duplicate). */
-static int
-emit_direct(void *arg, const pf_record *rec, uint64_t hash)
-{
-	struct state *st = arg;
-
-	if (st->broken || st->write_err || st->w == NULL)
-		return -1;
-	if (st->o->unique && bloom_seen(st, hash)) {
-		st->dups++;
-		return 0;
-	}
-	return wrote(st, pf_writer_put(st->w, rec));
 }
 
 /* Does do_game write this game's records? */
@@ -701,7 +695,7 @@ do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd,
 	}
 	st->kept++;
 	write_game(st->b, g, ev->prepared && ev->prep_len > 0 ? ev->prep :
-	    NULL, ev->prep_len, emit_direct, st);
+	    NULL, ev->prep_len, st);
 }
 
 /* The input would block: pass on what is buffered (pipelines flow). */
