@@ -28,6 +28,12 @@
 #include "input.h"
 #include "record.h"
 
+/* A game in its slot's arena: where it is, and what prepare made of it
+   (prep_len bytes at prep). */
+struct gref {
+	size_t game, prep, prep_len;
+};
+
 enum { SL_FREE, SL_FILLING, SL_READY, SL_PARSING, SL_DONE };
 enum { EV_PIECE, EV_MEMBER, EV_INPUT_ERROR, EV_END };
 
@@ -41,10 +47,10 @@ struct slot {
 	int read_err;		/* a read error ends the member after it */
 	char *member;		/* EV_MEMBER: its name, or NULL */
 	char err[640];		/* read_err, EV_INPUT_ERROR: why */
-	/* parsed: the games at offs[] in the arena */
+	/* parsed: the games in the arena (struct gref) */
 	unsigned char *arena;
 	size_t alen, acap;
-	size_t *offs;
+	struct gref *offs;
 	size_t ngames, gcap;
 	uint64_t newlines;
 	int clean;
@@ -89,7 +95,6 @@ struct pf_games {
 	int fmt;		/* the member's format once known */
 	/* the caller's */
 	struct slot *take;	/* the slot being handed out */
-	size_t load_end;	/* the end of its copy in the arena */
 	/* the arrays of a game without evaluations or clocks */
 	uint8_t *no_eval_kind;
 	int32_t *no_eval;
@@ -239,16 +244,11 @@ cut_piece(pf_games *gs, size_t limit)
 		gs->fmt = pf_pgn_sniff(s->buf, s->len, gs->o.format, 0);
 	/* Lines before scan_from hold no cut: each byte is searched once,
 	   however long a game (megabytes of comments) keeps a piece open. */
-	if (limit == 0 && gs->fmt != PF_PGN_PGN)
-		cut = pf_pgn_cut(s->buf, s->len, gs->fmt);	/* a memrchr */
-	else {
-		size_t from = limit > gs->scan_from ? limit : gs->scan_from, c;
-
-		cut = pf_pgn_cut_from(s->buf, s->len, from ? from : 1, gs->fmt);
-		while (limit == 0 && cut > 0 &&		/* the last one */
-		    (c = pf_pgn_cut_from(s->buf, s->len, cut + 1, gs->fmt)) > 0)
-			cut = c;
-	}
+	if (limit > 0)
+		cut = pf_pgn_cut_from(s->buf, s->len, limit > gs->scan_from ?
+		    limit : gs->scan_from, gs->fmt);
+	else
+		cut = pf_pgn_cut(s->buf, s->len, gs->scan_from, gs->fmt);
 	if (cut == 0) {
 		/* searched to the end but for the last line, which may not
 		   be whole */
@@ -466,7 +466,8 @@ acopy(struct slot *s, const void *p, size_t n)
  * its strings (handed out where it lies), then the arrays it needs:
  * none for a game skipped or filtered; the evaluations only when it has
  * some, the clocks only when it has some (load_game points the others at
- * arrays of "none"), the hashes only when asked.
+ * arrays of "none"), the hashes only when asked; then what prepare made
+ * of it.  struct gref says where each is.
  */
 #define FIXED_END	offsetof(pf_pgn_game, event)
 #define TAIL_START	offsetof(pf_pgn_game, bad_evals)
@@ -498,7 +499,7 @@ save_game(struct worker *w, struct slot *s, const pf_pgn_game *g)
 
 	if (s->ngames == s->gcap) {
 		size_t ncap = s->gcap ? s->gcap * 2 : 1024;
-		size_t *no = realloc(s->offs, ncap * sizeof(*no));
+		struct gref *no = realloc(s->offs, ncap * sizeof(*no));
 
 		if (no == NULL)
 			return -1;
@@ -530,15 +531,16 @@ save_game(struct worker *w, struct slot *s, const pf_pgn_game *g)
 	    acopy(s, g->clk_ms, n * sizeof(*g->clk_ms)) == NULL) ||
 	    (want_hash && acopy(s, g->hash, n * sizeof(*g->hash)) == NULL)))
 		return -1;
+	s->offs[s->ngames].game = off;
+	s->offs[s->ngames].prep_len = 0;
 	if (o->prepare != NULL) {
 		if (o->prepare(w->prep, g, &prep, &plen) < 0 ||
-		    (d = acopy(s, NULL, 8 + plen)) == NULL)
+		    (d = acopy(s, prep, plen)) == NULL)
 			return -1;
-		memcpy(d, &plen, sizeof(plen));
-		if (plen > 0)
-			memcpy(d + 8, prep, plen);
+		s->offs[s->ngames].prep = (size_t)(d - s->arena);
+		s->offs[s->ngames].prep_len = plen;
 	}
-	s->offs[s->ngames++] = off;
+	s->ngames++;
 	return 0;
 }
 
@@ -547,7 +549,7 @@ save_game(struct worker *w, struct slot *s, const pf_pgn_game *g)
 static pf_pgn_game *
 load_game(pf_games *gs, struct slot *s, size_t i)
 {
-	unsigned char *a = s->arena + s->offs[i];
+	unsigned char *a = s->arena + s->offs[i].game;
 	pf_pgn_game *g = (pf_pgn_game *)a;
 	size_t n = (size_t)g->nmoves + 1, at = sizeof(*g);
 
@@ -564,7 +566,6 @@ load_game(pf_games *gs, struct slot *s, size_t i)
 	g->eval_depth = gs->no_eval_depth;
 	g->clk_ms = gs->no_clk;
 	g->hash = NULL;
-	gs->load_end = at;
 	if (!has_arrays(g))
 		return g;
 	NEXT(moves, (n - 1) * sizeof(*g->moves));
@@ -580,22 +581,7 @@ load_game(pf_games *gs, struct slot *s, size_t i)
 	if (gs->o.want_hash)
 		NEXT(hash, n * sizeof(*g->hash));
 #undef NEXT
-	gs->load_end = at;
 	return g;
-}
-
-/* What prepare made of the game load_game loaded last (after its
-   arrays, at gs->load_end). */
-static void
-load_prep(pf_games *gs, struct slot *s, size_t i, pf_games_event *ev)
-{
-	unsigned char *a = s->arena + s->offs[i];
-	size_t at = (gs->load_end + 7) & ~(size_t)7, plen;
-
-	memcpy(&plen, a + at, sizeof(plen));
-	ev->prepared = 1;
-	ev->prep = a + at + 8;
-	ev->prep_len = plen;
 }
 
 static void
@@ -680,8 +666,14 @@ next_par(pf_games *gs, pf_games_event *ev)
 				g->number += gs->games_base;
 				if (s->format == PF_PGN_EPD)
 					g->line += gs->lines_base;
-				if (gs->o.prepare != NULL)
-					load_prep(gs, s, gs->next_game, ev);
+				if (gs->o.prepare != NULL) {
+					struct gref *r =
+					    &s->offs[gs->next_game];
+
+					ev->prepared = 1;
+					ev->prep = s->arena + r->prep;
+					ev->prep_len = r->prep_len;
+				}
 				gs->next_game++;
 				ev->kind = PF_GAMES_GAME;
 				ev->game = g;

@@ -1853,34 +1853,12 @@ cut_at(const char *buf, size_t len, size_t at)
 }
 
 size_t
-pf_pgn_cut(const char *buf, size_t len, int format)
-{
-	const char *e = buf + len;
-
-	if (format != PF_PGN_PGN) {	/* EPD, or blank so far: any line */
-		const char *nl = len ? memrchr(buf, '\n', len) : NULL;
-
-		return nl != NULL ? (size_t)(nl + 1 - buf) : 0;
-	}
-	while (e > buf) {
-		const char *nl = memrchr(buf, '\n', (size_t)(e - buf));
-
-		if (nl == NULL)
-			return 0;
-		e = nl;
-		if (cut_at(buf, len, (size_t)(nl + 1 - buf)))
-			return (size_t)(nl + 1 - buf);
-	}
-	return 0;
-}
-
-size_t
 pf_pgn_cut_from(const char *buf, size_t len, size_t from, int format)
 {
 	static const char ev[] = "\n[Event ";
 	const char *s = buf + (from > 0 ? from - 1 : 0), *e = buf + len;
 
-	if (from == 0 || from > len)
+	if (from > len)
 		return 0;
 	if (format != PF_PGN_PGN) {
 		const char *nl = memchr(s, '\n', (size_t)(e - s));
@@ -1897,6 +1875,26 @@ pf_pgn_cut_from(const char *buf, size_t len, size_t from, int format)
 		s = nl + 1;
 	}
 	return 0;
+}
+
+size_t
+pf_pgn_cut(const char *buf, size_t len, size_t from, int format)
+{
+	size_t cut, c;
+
+	if (from == 0)
+		from = 1;
+	if (format != PF_PGN_PGN) {	/* EPD, or blank so far: any line */
+		const char *nl = len ? memrchr(buf, '\n', len) : NULL;
+
+		return nl != NULL && (size_t)(nl + 1 - buf) >= from ?
+		    (size_t)(nl + 1 - buf) : 0;
+	}
+	/* forward, as pf_pgn_cut_from: one search, one rule */
+	cut = pf_pgn_cut_from(buf, len, from, format);
+	while (cut > 0 && (c = pf_pgn_cut_from(buf, len, cut + 1, format)) > 0)
+		cut = c;
+	return cut;
 }
 
 int

@@ -143,15 +143,15 @@ uint64_t pf_pgn_newlines(const pf_pgn *p);
 
 /*
  * Where to cut buf (the text of a member from its start or from an
- * earlier cut) so that the pieces read as the whole does: the offset of
- * the last line of buf that begins a game the reader cannot take for part
- * of the one before ("[Event" and a quoted value, after a game that ended
- * or had its [Event] tag: see lib/pgn.c), or of the last line for EPD
- * (format PF_PGN_EPD) and for text that is blank so far (PF_PGN_AUTO);
- * 0 when there is none.
+ * earlier cut) so that the pieces read as the whole does: before a line
+ * of buf that begins a game the reader cannot take for part of the one
+ * before ("[Event" and a quoted value, after a game that ended or had its
+ * [Event] tag: see lib/pgn.c); for EPD (format PF_PGN_EPD) and text that
+ * is blank so far (PF_PGN_AUTO), after any line.  pf_pgn_cut gives the
+ * last such offset at or after from, pf_pgn_cut_from the first; 0 when
+ * there is none.
  */
-size_t	 pf_pgn_cut(const char *buf, size_t len, int format);
-/* The first such cut at or after from (0: none, or from is 0). */
+size_t	 pf_pgn_cut(const char *buf, size_t len, size_t from, int format);
 size_t	 pf_pgn_cut_from(const char *buf, size_t len, size_t from,
 	    int format);
 /*

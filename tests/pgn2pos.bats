@@ -22,6 +22,16 @@ core() {
 	posdump --fields fen,ply,move,result,flags "$@"
 }
 
+# Wait until file is larger than n bytes (10 s at most: the loop only
+# bounds the wait; no timing is measured), then print its size.
+size_after() {
+	for _ in $(seq 100); do
+		[ "$(stat -c %s "$1")" -gt "$2" ] && break
+		sleep 0.1
+	done
+	stat -c %s "$1"
+}
+
 # Compare pgn2pos on a testdata file with its .expected file.
 golden() {
 	p2p -q "$PGN/$1.pgn"
@@ -444,19 +454,10 @@ PY
 	pid=$!
 	exec 7> in.fifo
 	printf '[Event "a"]\n\n1. e4 e5 2. Nf3 *\n\n' >&7
-	# the game's four records arrive before the input ends (the loop
-	# only bounds the wait; no timing is measured)
-	for _ in $(seq 100); do
-		[ "$(stat -c %s out.pos)" -gt 200 ] && break
-		sleep 0.1
-	done
-	size=$(stat -c %s out.pos)
+	# the game's four records arrive before the input ends
+	size=$(size_after out.pos 200)
 	printf '[Event "b"]\n\n1. d4 *\n\n' >&7
-	for _ in $(seq 100); do
-		[ "$(stat -c %s out.pos)" -gt "$size" ] && break
-		sleep 0.1
-	done
-	size2=$(stat -c %s out.pos)
+	size2=$(size_after out.pos "$size")
 	exec 7>&-
 	wait "$pid"
 	[ "$size" -gt 200 ] || fail "nothing written while the input was open ($size bytes)"
@@ -972,13 +973,8 @@ $err1"
 	pid=$!
 	exec 7> in.fifo
 	printf '[Event "a"]\n\n1. e4 e5 2. Nf3 *\n\n[Event "b"]\n\n' >&7
-	# game a's four records arrive before the input ends (the loop only
-	# bounds the wait; no timing is measured)
-	for _ in $(seq 100); do
-		[ "$(stat -c %s out.pos)" -gt 200 ] && break
-		sleep 0.1
-	done
-	size=$(stat -c %s out.pos)
+	# game a's four records arrive before the input ends
+	size=$(size_after out.pos 200)
 	printf '1. d4 *\n\n' >&7
 	exec 7>&-
 	wait "$pid"

@@ -376,26 +376,26 @@ test_cut(void)
 	static const char epd[] = "8/8/8/8/8/8/8/k1K5 w - -\n8/8/8/8/8/8/8/";
 	size_t at = (size_t)(strstr(two, "[Event \"b\"]") - two);
 
-	CHECK(pf_pgn_cut(two, sizeof(two) - 1, PF_PGN_PGN) == at,
+	CHECK(pf_pgn_cut(two, sizeof(two) - 1, 1, PF_PGN_PGN) == at,
 	    "cut before a game that follows a result");
 	CHECK(pf_pgn_cut_from(two, sizeof(two) - 1, 1, PF_PGN_PGN) == at &&
 	    pf_pgn_cut_from(two, sizeof(two) - 1, at + 1, PF_PGN_PGN) == 0,
 	    "the first cut at or after an offset");
-	CHECK(pf_pgn_cut(two, at + 7, PF_PGN_PGN) == 0 &&
-	    pf_pgn_cut(two, at + 8, PF_PGN_PGN) == at,
+	CHECK(pf_pgn_cut(two, at + 7, 1, PF_PGN_PGN) == 0 &&
+	    pf_pgn_cut(two, at + 8, 1, PF_PGN_PGN) == at,
 	    "no cut before the [Event tag's value has begun");
-	CHECK(pf_pgn_cut(noevent, sizeof(noevent) - 1, PF_PGN_PGN) == 0,
+	CHECK(pf_pgn_cut(noevent, sizeof(noevent) - 1, 1, PF_PGN_PGN) == 0,
 	    "no cut after tags without [Event] (one game with the next)");
-	CHECK(pf_pgn_cut(withevent, sizeof(withevent) - 1, PF_PGN_PGN) ==
+	CHECK(pf_pgn_cut(withevent, sizeof(withevent) - 1, 1, PF_PGN_PGN) ==
 	    (size_t)(strstr(withevent, "[Event \"b\"]") - withevent),
 	    "a cut after tags with [Event] (a second [Event] is a new game)");
-	CHECK(pf_pgn_cut(midline, sizeof(midline) - 1, PF_PGN_PGN) == 0,
+	CHECK(pf_pgn_cut(midline, sizeof(midline) - 1, 1, PF_PGN_PGN) == 0,
 	    "no cut after a tag that begins inside a line of moves");
-	CHECK(pf_pgn_cut(inline_tag, sizeof(inline_tag) - 1, PF_PGN_PGN) == 0,
+	CHECK(pf_pgn_cut(inline_tag, sizeof(inline_tag) - 1, 1, PF_PGN_PGN) == 0,
 	    "no cut after a tag line with moves on it");
-	CHECK(pf_pgn_cut(noquote, sizeof(noquote) - 1, PF_PGN_PGN) == 0,
+	CHECK(pf_pgn_cut(noquote, sizeof(noquote) - 1, 1, PF_PGN_PGN) == 0,
 	    "no cut at an [Event] tag without a quoted value");
-	CHECK(pf_pgn_cut(epd, sizeof(epd) - 1, PF_PGN_EPD) ==
+	CHECK(pf_pgn_cut(epd, sizeof(epd) - 1, 1, PF_PGN_EPD) ==
 	    (size_t)(strchr(epd, '\n') + 1 - epd), "EPD: after the last line");
 	CHECK(pf_pgn_sniff(epd, sizeof(epd) - 1, PF_PGN_AUTO, 0) == PF_PGN_EPD &&
 	    pf_pgn_sniff(two, sizeof(two) - 1, PF_PGN_AUTO, 0) == PF_PGN_PGN &&
