@@ -84,6 +84,7 @@ struct state {
 	uint64_t games, kept, truncated, skipped[SK_N], positions;
 	uint64_t problems;		/* games with any problem (--strict) */
 	uint64_t dups, bloom_new;
+	uint64_t frames;		/* zstd frames decompressed in parallel */
 	uint64_t *bloom;		/* nblocks x 8 words */
 	uint64_t nblocks;
 	struct builder *b;		/* -j 1: the records are made here */
@@ -804,6 +805,7 @@ do_file(struct state *st, const char *path)
 			break;
 		}
 	}
+	st->frames += pf_games_frames(gs);
 	pf_games_close(gs);
 	return rc;
 }
@@ -1110,9 +1112,10 @@ main(int argc, char *argv[])
 		secs = (double)(t1.tv_sec - t0.tv_sec) +
 		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		getrusage(RUSAGE_SELF, &ru);
-		pf_warnx("stats: %.3f s, %.0f positions/s, max RSS %ld KiB",
+		pf_warnx("stats: %.3f s, %.0f positions/s, max RSS %ld KiB, "
+		    "%" PRIu64 " zstd frame%s decompressed in parallel",
 		    secs, secs > 0 ? (double)st.positions / secs : 0.0,
-		    ru.ru_maxrss);
+		    ru.ru_maxrss, st.frames, st.frames == 1 ? "" : "s");
 	}
 out:
 	if (o.chunks > 0 && st.chunk >= 0 && st.w != NULL) {

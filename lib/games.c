@@ -3,8 +3,9 @@
  * (see games.h).
  *
  * Threads: one reader (pf_input: decompression, archive members) cuts
- * the text into pieces; the parsers parse whole pieces; the caller takes
- * the pieces' games in order.  The pieces go round a ring of slots, each
+ * the text into pieces; the parsers parse whole pieces (and decompress
+ * zstd frames for the reader: see read_frames); the caller takes the
+ * pieces' games in order.  The pieces go round a ring of slots, each
  * slot FREE -> FILLING (the reader) -> READY -> PARSING (a parser) ->
  * DONE -> FREE (the caller, once it has handed out the slot's games).
  * Members, input errors and the end go round the ring as slots too, so
@@ -23,6 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include "games.h"
 #include "input.h"
@@ -57,10 +61,37 @@ struct slot {
 	int oom;
 };
 
+/*
+ * A zstd frame to decompress: its compressed bytes (src), read by the
+ * reader, and its text (dst), made by a parser thread.  FREE -> READY
+ * (the reader) -> BUSY (a parser) -> DONE -> FREE (the reader, in
+ * order, once it has cut the text into pieces).
+ */
+enum { ZJ_FREE, ZJ_READY, ZJ_BUSY, ZJ_DONE };
+
+#define JOB_FRAMES	64
+
+struct zjob {
+	int state;
+	uint64_t at;		/* the first frame's offset in the file */
+	char *src, *dst;
+	size_t slen, scap, dlen, dcap;
+	size_t nfr;		/* frames, at src + fr[i] */
+	size_t fr[JOB_FRAMES + 1];
+	size_t est;		/* its text, or a guess when not known */
+	size_t nok;		/* frames of text decompressed (not counting
+				   skippable frames) */
+	int failed;		/* the frame at failed_at did not decompress:
+				   dst has the text of those before it;
+				   pf_input reads the file from it on */
+	uint64_t failed_at;
+};
+
 struct worker {
 	pf_games *gs;
 	pthread_t tid;
 	pf_pgn *pgn;
+	ZSTD_DCtx *dctx;
 	void *prep;		/* prep_new's state */
 	int started;
 };
@@ -78,21 +109,32 @@ struct pf_games {
 	/* several */
 	int threaded;
 	pthread_mutex_t mu;
-	pthread_cond_t cv_free, cv_ready, cv_done;
+	pthread_cond_t cv_free, cv_ready, cv_done, cv_zdone;
 	int stop;
 	struct slot *slots;
 	size_t nslots;
 	uint64_t wseq, pseq, cseq;	/* next slot to fill, parse, take */
+	size_t nfree;		/* slots free (from wseq on) */
+	size_t free_low;	/* the reader waits for that many */
+	int free_wait;		/* the reader is waiting */
 	pthread_t reader;
 	int reader_started, reader_done;
 	int reader_reading;	/* in pf_input: may wait on a pipe */
 	int reader_cancelled;
 	struct worker *workers;
 	int nworkers;
+	/* zstd frames in flight (see read_frames) */
+	struct zjob *zjobs;
+	size_t nz;
+	uint64_t zw, zp, zr;	/* next job to fill, decompress, take */
 	/* the reader's own */
 	struct slot *cur;	/* the piece being filled */
 	size_t scan_from;	/* in it, where a cut may still be */
 	int fmt;		/* the member's format once known */
+	char *zbuf;		/* compressed bytes read ahead: */
+	size_t zpos, zlen, zcap;	/* [zpos, zpos + zlen) unused */
+	uint64_t zoff;		/* the file offset of zbuf[zpos] */
+	int zeof;		/* read to the end of the file */
 	/* the caller's */
 	struct slot *take;	/* the slot being handed out */
 	/* the arrays of a game without evaluations or clocks */
@@ -104,6 +146,7 @@ struct pf_games {
 	uint64_t games_base, lines_base;
 	int member_fmt;
 	int input_failed;	/* PF_GAMES_INPUT_ERROR handed out */
+	uint64_t frames;	/* zstd frames decompressed in parallel */
 };
 
 /* ---- one thread ------------------------------------------------------- */
@@ -171,14 +214,21 @@ take_slot(pf_games *gs, int kind)
 	struct slot *s = &gs->slots[gs->wseq % gs->nslots];
 
 	pthread_mutex_lock(&gs->mu);
-	while (s->state != SL_FREE && !gs->stop)
-		pthread_cond_wait(&gs->cv_free, &gs->mu);
+	if (s->state != SL_FREE) {
+		/* Woken once a third of the ring is free, not at each slot
+		   freed: a wake-up per piece costs more than the pieces. */
+		gs->free_wait = 1;
+		while (gs->nfree < gs->free_low && !gs->stop)
+			pthread_cond_wait(&gs->cv_free, &gs->mu);
+		gs->free_wait = 0;
+	}
 	if (gs->stop) {
 		pthread_mutex_unlock(&gs->mu);
 		return NULL;
 	}
 	s->state = SL_FILLING;
 	gs->wseq++;
+	gs->nfree--;
 	pthread_mutex_unlock(&gs->mu);
 	s->kind = kind;
 	s->len = 0;
@@ -321,36 +371,31 @@ fill(pf_games *gs, const char **pos, const char **end)
 	return r;
 }
 
-/* One member into pieces; -1 on stop or no memory. */
-static int
-read_member(pf_games *gs)
-{
-	const char *pos = NULL, *end = NULL;
-	struct slot *s;
-	int r;
+/*
+ * Text of the member onto the current piece, cut into pieces as it
+ * comes: up to a piece's size at once, then in small steps until a cut
+ * is found, so that what follows a cut (copied into the next piece) is
+ * short.  0, or -1 on stop or no memory.
+ */
+#define STEP	(32u << 10)
 
-	gs->fmt = gs->o.format;
-	gs->scan_from = 0;
-	if ((gs->cur = take_slot(gs, EV_PIECE)) == NULL)
-		return -1;
-	for (;;) {
-		r = fill(gs, &pos, &end);
-		s = gs->cur;
-		if (stopped(gs))
+static int
+add_text(pf_games *gs, const char *p, size_t n)
+{
+	while (n > 0) {
+		struct slot *s = gs->cur;
+		size_t k = s->len < gs->o.piece ? gs->o.piece - s->len : STEP;
+
+		if (k > n)
+			k = n;
+		if (reserve(&s->buf, &s->cap, s->len + k) < 0) {
+			snprintf(gs->err, sizeof(gs->err), "out of memory");
 			return -1;
-		if (end > pos) {
-			if (reserve(&s->buf, &s->cap, s->len +
-			    (size_t)(end - pos)) < 0) {
-				snprintf(gs->err, sizeof(gs->err),
-				    "out of memory");
-				return -1;
-			}
-			memcpy(s->buf + s->len, pos, (size_t)(end - pos));
-			s->len += (size_t)(end - pos);
-			pos = end;
 		}
-		/* (cut before an end too: a small member may come whole
-		   with its first window) */
+		memcpy(s->buf + s->len, p, k);
+		s->len += k;
+		p += k;
+		n -= k;
 		while (gs->cur->len >= gs->o.piece) {
 			int c = cut_piece(gs, gs->o.piece);
 
@@ -359,23 +404,362 @@ read_member(pf_games *gs)
 			if (c == 0)
 				break;
 		}
-		s = gs->cur;
+	}
+	return 0;
+}
+
+/* The member ends with the current piece; err: a read error ends it. */
+static void
+end_member(pf_games *gs, const char *err)
+{
+	struct slot *s = gs->cur;
+
+	if (gs->fmt == PF_PGN_AUTO)
+		gs->fmt = pf_pgn_sniff(s->buf, s->len, gs->o.format, 1);
+	s->format = gs->fmt;
+	s->soft_end = 0;
+	if (err != NULL) {
+		s->read_err = 1;
+		snprintf(s->err, sizeof(s->err), "%s", err);
+	}
+	gs->cur = NULL;
+	publish(gs, s);
+}
+
+/* The rest of the member through pf_input; -1 on stop or no memory. */
+static int
+read_text(pf_games *gs)
+{
+	const char *pos = NULL, *end = NULL;
+	int r;
+
+	for (;;) {
+		r = fill(gs, &pos, &end);
+		if (stopped(gs))
+			return -1;
+		/* (cut before an end too: a small member may come whole
+		   with its first window) */
+		if (end > pos && add_text(gs, pos, (size_t)(end - pos)) < 0)
+			return -1;
+		pos = end;
 		if (r <= 0) {
-			if (gs->fmt == PF_PGN_AUTO)
-				gs->fmt = pf_pgn_sniff(s->buf, s->len,
-				    gs->o.format, 1);
-			s->format = gs->fmt;
-			s->soft_end = 0;
-			if (r < 0) {
-				s->read_err = 1;
-				snprintf(s->err, sizeof(s->err), "%s",
-				    pf_input_error(gs->in));
-			}
-			gs->cur = NULL;
-			publish(gs, s);
+			end_member(gs, r < 0 ? pf_input_error(gs->in) : NULL);
 			return 0;
 		}
 	}
+}
+
+static int
+begin_member(pf_games *gs)
+{
+	gs->fmt = gs->o.format;
+	gs->scan_from = 0;
+	return (gs->cur = take_slot(gs, EV_PIECE)) == NULL ? -1 : 0;
+}
+
+/* One member into pieces; -1 on stop or no memory. */
+static int
+read_member(pf_games *gs)
+{
+	return begin_member(gs) < 0 ? -1 : read_text(gs);
+}
+
+/* ---- zstd frames ------------------------------------------------------ */
+
+/*
+ * A file of zstd frames (as pzstd writes them, and Lichess publishes its
+ * games) is decompressed frame by frame in the parser threads: the reader
+ * finds where each frame ends (ZSTD_findFrameCompressedSize), hands it to
+ * a parser thread, and takes the frames' text back in order to cut it
+ * into pieces as any text.  Up to threads + 2 frames are in flight.
+ *
+ * Whatever the frames cannot do alone goes back to pf_input, so that
+ * every error and message is the one the file has read by one thread: a
+ * frame that does not decompress (damaged, truncated, its window too
+ * large) or is larger than FRAME_MAX of text is read again by pf_input
+ * from that frame on; bytes that are no frame (garbage after the last
+ * one) make pf_input read the file again from its start, dropping the
+ * text already handed on.
+ */
+#define FRAME_MAX	(64u << 20)	/* text of a frame decompressed alone */
+#define FRAME_SRC_MAX	(16u << 20)	/* its compressed bytes */
+#define FRAME_READ	(1u << 20)
+#define ZSTD_AHEAD	(8u << 20)	/* text in flight per job, about */
+
+/* More of the file into zbuf: 1, 0 at its end, -1 on a read error. */
+static int
+zread(pf_games *gs, int fd)
+{
+	size_t want = gs->zlen < FRAME_READ ? FRAME_READ : gs->zlen;
+	ssize_t n;
+
+	if (gs->zeof)
+		return 0;
+	if (gs->zpos > 0) {
+		memmove(gs->zbuf, gs->zbuf + gs->zpos, gs->zlen);
+		gs->zpos = 0;
+	}
+	if (reserve(&gs->zbuf, &gs->zcap, gs->zlen + want) < 0)
+		return -1;
+	do
+		n = pread(fd, gs->zbuf + gs->zlen, want,
+		    (off_t)(gs->zoff + gs->zlen));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if (n == 0) {
+		gs->zeof = 1;
+		return 0;
+	}
+	gs->zlen += (size_t)n;
+	return 1;
+}
+
+/*
+ * The next frame onto j: 1, 0 at the end of the file, -1 when what
+ * follows is no frame to decompress alone (pf_input reads on from
+ * gs->zoff).  *text: its size, or a guess when not known.
+ */
+static int
+next_frame(pf_games *gs, int fd, struct zjob *j, size_t *text)
+{
+	unsigned long long cs;
+	size_t fsz;
+	int r;
+
+	for (;;) {
+		if (gs->zlen == 0) {
+			if ((r = zread(gs, fd)) <= 0)
+				return r;
+			continue;
+		}
+		cs = ZSTD_getFrameContentSize(gs->zbuf + gs->zpos, gs->zlen);
+		if (cs != ZSTD_CONTENTSIZE_UNKNOWN &&
+		    cs != ZSTD_CONTENTSIZE_ERROR && cs > FRAME_MAX)
+			return -1;
+		fsz = ZSTD_findFrameCompressedSize(gs->zbuf + gs->zpos,
+		    gs->zlen);
+		if (!ZSTD_isError(fsz))
+			break;
+		if (ZSTD_getErrorCode(fsz) != ZSTD_error_srcSize_wrong ||
+		    gs->zlen >= FRAME_SRC_MAX || zread(gs, fd) <= 0)
+			return -1;
+	}
+	if (cs == ZSTD_CONTENTSIZE_ERROR || fsz > FRAME_SRC_MAX ||
+	    reserve(&j->src, &j->scap, j->slen + fsz) < 0)
+		return -1;
+	/* not known (pzstd does not say): a guess, PGN shrinks about 5x */
+	*text = cs != ZSTD_CONTENTSIZE_UNKNOWN ? (size_t)cs :
+	    fsz < FRAME_MAX / 8 ? fsz * 8 : FRAME_MAX;
+	memcpy(j->src + j->slen, gs->zbuf + gs->zpos, fsz);
+	j->fr[j->nfr++] = j->slen;
+	j->slen += fsz;
+	j->fr[j->nfr] = j->slen;
+	gs->zpos += fsz;
+	gs->zlen -= fsz;
+	gs->zoff += fsz;
+	return 1;
+}
+
+/*
+ * The next job: frames that follow one another, up to JOB_SRC compressed
+ * bytes or JOB_TEXT of text (small frames go by the dozen: one handoff
+ * each would cost more than their decompression).  1, 0 at the end of
+ * the file, -1 as next_frame at the job's first frame (at a later one,
+ * the job ends before it and the next call says so).
+ */
+#define JOB_SRC		(64u << 10)
+#define JOB_TEXT	(4u << 20)
+
+static int
+next_job(pf_games *gs, int fd, struct zjob *j)
+{
+	size_t text = 0, t;
+	int r;
+
+	j->slen = 0;
+	j->nfr = 0;
+	j->est = 0;
+	j->at = gs->zoff;
+	while (j->nfr < JOB_FRAMES && j->slen < JOB_SRC && text < JOB_TEXT) {
+		if ((r = next_frame(gs, fd, j, &t)) <= 0)
+			return j->nfr > 0 ? 1 : r;
+		text += t;
+		j->est = text;
+	}
+	return 1;
+}
+
+static uint32_t
+magic(const char *p)
+{
+	const unsigned char *b = (const unsigned char *)p;
+
+	return b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* In a parser thread: the frames' text, or j->failed. */
+static void
+inflate_frames(struct worker *w, struct zjob *j)
+{
+	size_t i;
+
+	j->dlen = 0;
+	j->nok = 0;
+	j->failed = 1;
+	j->failed_at = j->at;
+	if (w->dctx == NULL && (w->dctx = ZSTD_createDCtx()) == NULL)
+		return;
+	for (i = 0; i < j->nfr; i++) {
+		const char *src = j->src + j->fr[i];
+		size_t slen = j->fr[i + 1] - j->fr[i], r, base = j->dlen;
+		unsigned long long cs = ZSTD_getFrameContentSize(src, slen);
+		int skippable = (magic(src) & ZSTD_MAGIC_SKIPPABLE_MASK) ==
+		    ZSTD_MAGIC_SKIPPABLE_START;
+
+		j->failed_at = j->at + j->fr[i];
+		if (cs != ZSTD_CONTENTSIZE_UNKNOWN) {
+			if (reserve(&j->dst, &j->dcap, base + cs + 1) < 0)
+				return;
+			r = ZSTD_decompressDCtx(w->dctx, j->dst + base, cs,
+			    src, slen);
+			if (ZSTD_isError(r) || r != cs)
+				return;
+			j->dlen = base + r;
+			j->nok += !skippable;
+			continue;
+		}
+		{
+			ZSTD_inBuffer in = { src, slen, 0 };
+			ZSTD_outBuffer out;
+			size_t len = base;
+
+			ZSTD_DCtx_reset(w->dctx, ZSTD_reset_session_only);
+			do {
+				size_t was = in.pos;
+
+				if (len == j->dcap && (len - base >= FRAME_MAX ||
+				    reserve(&j->dst, &j->dcap, len + 1) < 0))
+					return;
+				out.dst = j->dst;
+				out.size = j->dcap;
+				out.pos = len;
+				r = ZSTD_decompressStream(w->dctx, &out, &in);
+				if (ZSTD_isError(r) || (r != 0 &&
+				    in.pos == was && out.pos == len))
+					return;	/* (no progress: cut short) */
+				len = out.pos;
+			} while (r != 0);
+			if (in.pos != in.size)
+				return;
+			j->dlen = len;
+			j->nok += !skippable;
+		}
+	}
+	j->failed = 0;
+}
+
+static int
+zstd_magic(const pf_games *gs)
+{
+	return gs->zlen >= 4 &&
+	    magic(gs->zbuf + gs->zpos) == ZSTD_MAGICNUMBER;
+}
+
+/*
+ * One member of zstd frames from fd at start: 1 when read to the end
+ * (the input has no more), 0 after falling back to pf_input (read on
+ * with read_text), -1 on stop or no memory.
+ */
+static int
+read_frames(pf_games *gs, int fd, uint64_t start)
+{
+	uint64_t text = 0, resume_at = start, inflight = 0;
+	int fallback = 0, from_start = 0, r;
+
+	if (begin_member(gs) < 0)
+		return -1;
+	gs->zoff = start;
+	gs->zpos = gs->zlen = 0;
+	gs->zeof = 0;
+	for (;;) {
+		struct zjob *j;
+
+		/* frames out to the parsers while there is room */
+		while (!fallback && gs->zw - gs->zr < gs->nz &&
+		    (gs->zw == gs->zr || inflight < ZSTD_AHEAD * gs->nz)) {
+			j = &gs->zjobs[gs->zw % gs->nz];
+			if ((r = next_job(gs, fd, j)) == 0)
+				break;
+			if (r < 0) {
+				fallback = 1;
+				from_start = !zstd_magic(gs);
+				resume_at = from_start ? start : gs->zoff;
+				break;
+			}
+			inflight += j->est;
+			pthread_mutex_lock(&gs->mu);
+			j->state = ZJ_READY;
+			gs->zw++;
+			pthread_cond_signal(&gs->cv_ready);
+			pthread_mutex_unlock(&gs->mu);
+		}
+		if (gs->zr == gs->zw)
+			break;
+		/* the next frame's text, in order */
+		j = &gs->zjobs[gs->zr % gs->nz];
+		pthread_mutex_lock(&gs->mu);
+		while (j->state != ZJ_DONE && !gs->stop)
+			pthread_cond_wait(&gs->cv_zdone, &gs->mu);
+		pthread_mutex_unlock(&gs->mu);
+		if (stopped(gs))
+			return -1;
+		if (add_text(gs, j->dst, j->dlen) < 0)
+			return -1;
+		text += j->dlen;
+		if (j->failed) {
+			pthread_mutex_lock(&gs->mu);
+			gs->frames += j->nok;
+			pthread_mutex_unlock(&gs->mu);
+			fallback = 1;
+			from_start = 0;
+			resume_at = j->failed_at;
+			break;
+		}
+		inflight -= j->est;
+		if (j->dcap > FRAME_MAX / 4) {	/* a large frame's room */
+			free(j->dst);
+			j->dst = NULL;
+			j->dcap = 0;
+		}
+		pthread_mutex_lock(&gs->mu);
+		gs->frames += j->nok;
+		j->state = ZJ_FREE;
+		gs->zr++;
+		pthread_mutex_unlock(&gs->mu);
+	}
+	/* the frames still in flight after a failed one are dropped */
+	pthread_mutex_lock(&gs->mu);
+	for (; gs->zr < gs->zw; gs->zr++) {
+		struct zjob *j = &gs->zjobs[gs->zr % gs->nz];
+
+		while (j->state != ZJ_DONE && !gs->stop)
+			pthread_cond_wait(&gs->cv_zdone, &gs->mu);
+		j->state = ZJ_FREE;
+	}
+	pthread_mutex_unlock(&gs->mu);
+	if (stopped(gs))
+		return -1;
+	if (!fallback) {
+		end_member(gs, NULL);
+		return 1;
+	}
+	/* from a frame; from the start, the text handed on dropped */
+	if (pf_input_resume(gs->in, resume_at, from_start ? text : 0) < 0) {
+		end_member(gs, pf_input_error(gs->in));
+		return 1;
+	}
+	return read_text(gs);
 }
 
 static void *
@@ -383,7 +767,8 @@ reader_main(void *arg)
 {
 	pf_games *gs = arg;
 	struct slot *s;
-	int r, old;
+	uint64_t start;
+	int r, old, fd;
 
 	(void)old;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
@@ -412,7 +797,9 @@ reader_main(void *arg)
 			goto out;
 		}
 		publish(gs, s);
-		if (read_member(gs) < 0) {
+		r = pf_input_zstd_text(gs->in, &fd, &start) ?
+		    read_frames(gs, fd, start) : read_member(gs);
+		if (r < 0) {
 			if (stopped(gs))
 				goto out;
 			/* no memory: said as the input's error */
@@ -425,6 +812,8 @@ reader_main(void *arg)
 			}
 			goto out;
 		}
+		if (r == 1)	/* the frames were the whole input */
+			break;
 	}
 	if ((s = take_slot(gs, EV_END)) != NULL)
 		publish(gs, s);
@@ -611,13 +1000,30 @@ worker_main(void *arg)
 
 	pthread_mutex_lock(&gs->mu);
 	for (;;) {
-		s = &gs->slots[gs->pseq % gs->nslots];
-		while (!gs->stop && s->state != SL_READY) {
-			pthread_cond_wait(&gs->cv_ready, &gs->mu);
+		struct zjob *z;
+
+		/* frames first: their text is what the pieces are cut
+		   from */
+		for (;;) {
 			s = &gs->slots[gs->pseq % gs->nslots];
+			z = &gs->zjobs[gs->zp % gs->nz];
+			if (gs->stop || s->state == SL_READY ||
+			    z->state == ZJ_READY)
+				break;
+			pthread_cond_wait(&gs->cv_ready, &gs->mu);
 		}
 		if (gs->stop)
 			break;
+		if (z->state == ZJ_READY) {
+			z->state = ZJ_BUSY;
+			gs->zp++;
+			pthread_mutex_unlock(&gs->mu);
+			inflate_frames(w, z);
+			pthread_mutex_lock(&gs->mu);
+			z->state = ZJ_DONE;
+			pthread_cond_signal(&gs->cv_zdone);
+			continue;
+		}
 		gs->pseq++;
 		if (s->kind == EV_PIECE) {
 			s->state = SL_PARSING;
@@ -643,7 +1049,8 @@ release(pf_games *gs)
 	gs->take->state = SL_FREE;
 	gs->take = NULL;
 	gs->cseq++;
-	pthread_cond_signal(&gs->cv_free);
+	if (++gs->nfree >= gs->free_low && gs->free_wait)
+		pthread_cond_signal(&gs->cv_free);
 	pthread_mutex_unlock(&gs->mu);
 }
 
@@ -754,6 +1161,9 @@ start_threads(pf_games *gs)
 
 	gs->nworkers = gs->o.threads;
 	gs->nslots = (size_t)gs->nworkers * 3 + 6;
+	gs->nz = (size_t)gs->nworkers + 2;
+	gs->nfree = gs->nslots;
+	gs->free_low = gs->nslots / 3;
 	if ((gs->no_eval_kind = calloc(PF_PGN_MAX_PLIES + 1, 1)) == NULL ||
 	    (gs->no_eval = calloc(PF_PGN_MAX_PLIES + 1, 4)) == NULL ||
 	    (gs->no_eval_depth = calloc(PF_PGN_MAX_PLIES + 1, 2)) == NULL ||
@@ -762,12 +1172,14 @@ start_threads(pf_games *gs)
 	memset(gs->no_clk, 0xff, (PF_PGN_MAX_PLIES + 1) * 4);	/* unknown */
 	if ((gs->slots = calloc(gs->nslots, sizeof(*gs->slots))) == NULL ||
 	    (gs->workers = calloc((size_t)gs->nworkers,
-	    sizeof(*gs->workers))) == NULL)
+	    sizeof(*gs->workers))) == NULL ||
+	    (gs->zjobs = calloc(gs->nz, sizeof(*gs->zjobs))) == NULL)
 		return -1;
 	pthread_mutex_init(&gs->mu, NULL);
 	pthread_cond_init(&gs->cv_free, NULL);
 	pthread_cond_init(&gs->cv_ready, NULL);
 	pthread_cond_init(&gs->cv_done, NULL);
+	pthread_cond_init(&gs->cv_zdone, NULL);
 	gs->threaded = 1;
 	for (i = 0; i < gs->nworkers; i++) {
 		struct worker *w = &gs->workers[i];
@@ -837,6 +1249,19 @@ pf_games_next(pf_games *gs, pf_games_event *ev)
 	return gs->threaded ? next_par(gs, ev) : next_seq(gs, ev);
 }
 
+uint64_t
+pf_games_frames(pf_games *gs)
+{
+	uint64_t n;
+
+	if (!gs->threaded)
+		return 0;
+	pthread_mutex_lock(&gs->mu);
+	n = gs->frames;
+	pthread_mutex_unlock(&gs->mu);
+	return n;
+}
+
 const char *
 pf_games_error(const pf_games *gs)
 {
@@ -856,6 +1281,7 @@ pf_games_close(pf_games *gs)
 		gs->stop = 1;
 		pthread_cond_broadcast(&gs->cv_free);
 		pthread_cond_broadcast(&gs->cv_ready);
+		pthread_cond_broadcast(&gs->cv_zdone);
 		pthread_mutex_unlock(&gs->mu);
 		if (gs->reader_started) {
 			/* it may wait on a pipe that has nothing to say */
@@ -871,6 +1297,7 @@ pf_games_close(pf_games *gs)
 			if (gs->workers[k].started)
 				pthread_join(gs->workers[k].tid, NULL);
 			pf_pgn_free(gs->workers[k].pgn);
+			ZSTD_freeDCtx(gs->workers[k].dctx);
 			if (gs->workers[k].prep != NULL &&
 			    gs->o.prep_free != NULL)
 				gs->o.prep_free(gs->workers[k].prep);
@@ -881,12 +1308,19 @@ pf_games_close(pf_games *gs)
 			free(gs->slots[i].arena);
 			free(gs->slots[i].offs);
 		}
+		for (i = 0; i < gs->nz; i++) {
+			free(gs->zjobs[i].src);
+			free(gs->zjobs[i].dst);
+		}
+		free(gs->zjobs);
+		free(gs->zbuf);
 		free(gs->slots);
 		free(gs->workers);
 		pthread_mutex_destroy(&gs->mu);
 		pthread_cond_destroy(&gs->cv_free);
 		pthread_cond_destroy(&gs->cv_ready);
 		pthread_cond_destroy(&gs->cv_done);
+		pthread_cond_destroy(&gs->cv_zdone);
 	}
 	/* A reader cancelled inside a read leaves libarchive mid-call:
 	   its input is not freed (the process is about to end). */

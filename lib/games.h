@@ -6,7 +6,10 @@
  * more, a reader thread reads the file (decompressing it, member by
  * member) and cuts each member's text into pieces of about 256 KiB at
  * lines where a game begins for certain (pf_pgn_cut); worker threads
- * parse the pieces, each with its own pf_pgn; the caller gets the games
+ * parse the pieces, each with its own pf_pgn; a regular file of zstd
+ * frames is decompressed by the worker threads too, a group of frames
+ * at a time, the reader cutting their text in order (what they cannot
+ * decompress, pf_input reads from that frame on); the caller gets the games
  * in input order, numbered as one reader would number them.  The events
  * and games are the same for any number of threads, byte for byte: a
  * piece reads exactly as the same stretch of the member read whole (see
@@ -15,7 +18,9 @@
  * Memory: 3 x threads + 6 pieces in flight, each its text and its parsed
  * games (and what prepare made of them); a piece is about PF_GAMES_PIECE
  * bytes, more only when no game begins for that long (one game with
- * megabytes of comments).
+ * megabytes of comments).  With zstd frames, threads + 2 groups of
+ * frames, each up to 4 MiB of text or one larger frame (64 MiB at most:
+ * a larger one is left to pf_input).
  *
  * Nothing here prints or exits.
  */
@@ -89,6 +94,10 @@ pf_games	*pf_games_open(const char *path, const char *name,
    or a thread could not be had (pf_games_error). */
 int		 pf_games_next(pf_games *gs, pf_games_event *ev);
 const char	*pf_games_error(const pf_games *gs);
+/* zstd frames (of text; skippable ones not counted) decompressed in the
+   parser threads so far: 0 with one thread, or when the input is no
+   file of zstd frames. */
+uint64_t	 pf_games_frames(pf_games *gs);
 /* Stops the threads (early, too) and frees everything. */
 void		 pf_games_close(pf_games *gs);
 

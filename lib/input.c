@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "input.h"
 
@@ -70,6 +71,11 @@ struct pf_input {
 	char *name;
 	char *member;
 	char err[256];
+	/* zstd text in a regular file, decompressed here (see zstd_more) */
+	ZSTD_DStream *zd;
+	int native;
+	int zmid;		/* inside a frame */
+	size_t zin_pos, zin_len;	/* compressed bytes in rbuf */
 };
 
 /*
@@ -167,6 +173,7 @@ pf_input_free(pf_input *in)
 	free(in->name);
 	free(in->member);
 	free(in->replay);
+	ZSTD_freeDStream(in->zd);
 	free(in);
 }
 
@@ -510,6 +517,85 @@ check_trailing(pf_input *in)
 	return -1;
 }
 
+/*
+ * Text compressed with zstd alone, in a regular file, is decompressed
+ * here rather than by libarchive, whose zstd reader drops the text it
+ * has decoded but not handed out when it meets damage (tens of games
+ * before a damaged frame or garbage at the end): here every byte decoded
+ * before the damage is handed out.  The messages are libarchive's.  The
+ * text goes straight into buf.  1 (text added), 0 at the end, -1 with
+ * in->err set.
+ */
+static int
+zstd_more(pf_input *in)
+{
+	size_t was = in->len;
+
+	for (;;) {
+		ZSTD_inBuffer zi;
+		ZSTD_outBuffer zo = { in->buf, CAP, in->len };
+		size_t r;
+
+		if (in->zin_pos == in->zin_len) {
+			ssize_t n = read_some(in);
+
+			if (n < 0) {
+				snprintf(in->err, sizeof(in->err), "%s",
+				    strerror(errno));
+				return -1;
+			}
+			if (n == 0) {
+				if (!in->zmid)
+					return 0;
+				snprintf(in->err, sizeof(in->err),
+				    "Truncated zstd input");
+				return -1;
+			}
+			in->zin_pos = 0;
+			in->zin_len = (size_t)n;
+		}
+		zi.src = in->rbuf;
+		zi.size = in->zin_len;
+		zi.pos = in->zin_pos;
+		r = ZSTD_decompressStream(in->zd, &zo, &zi);
+		in->zin_pos = zi.pos;
+		in->len = zo.pos;
+		if (ZSTD_isError(r)) {
+			snprintf(in->err, sizeof(in->err), "Zstd "
+			    "decompression failed: %s", ZSTD_getErrorName(r));
+			return -1;
+		}
+		in->zmid = r != 0;
+		if (in->len > was)
+			return 1;
+	}
+}
+
+/* Read the zstd text from byte at of the file (a frame's start). */
+static int
+zstd_start(pf_input *in, uint64_t at)
+{
+	if (in->zd == NULL && (in->zd = ZSTD_createDStream()) == NULL) {
+		snprintf(in->err, sizeof(in->err), "out of memory");
+		return -1;
+	}
+	ZSTD_DCtx_reset(in->zd, ZSTD_reset_session_only);
+	if (lseek(in->fd, (off_t)at, SEEK_SET) < 0) {
+		snprintf(in->err, sizeof(in->err), "%s", strerror(errno));
+		return -1;
+	}
+	in->native = 1;
+	in->zmid = 0;
+	in->zin_pos = in->zin_len = 0;
+	in->len = 0;
+	in->buf[0] = '\0';
+	in->consumed = 0;
+	in->blk_len = 0;
+	in->member_eof = in->fail_pending = 0;
+	in->done = 1;		/* the member is the whole input */
+	return 0;
+}
+
 int
 pf_input_next_member(pf_input *in)
 {
@@ -597,6 +683,13 @@ pf_input_next_member(pf_input *in)
 	in->member_eof = 0;
 	if (in->raw && archive_format(in->a) == ARCHIVE_FORMAT_EMPTY)
 		in->member_eof = 1;
+	if (in->raw && !in->member_eof && in->regular && !in->text_only &&
+	    archive_filter_count(in->a) == 2 &&
+	    archive_filter_code(in->a, 0) == ARCHIVE_FILTER_ZSTD &&
+	    zstd_start(in, (uint64_t)in->start_off) < 0) {
+		in->done = 1;
+		return -1;
+	}
 	if (in->raw && !in->member_eof) {
 		/* The first block, to look at: a tar header here is one
 		   libarchive refused. */
@@ -613,6 +706,54 @@ pf_input_next_member(pf_input *in)
 		}
 	}
 	return 1;
+}
+
+int
+pf_input_zstd_text(const pf_input *in, int *fd, uint64_t *start)
+{
+	if (!in->native || in->member_eof || in->fail_pending)
+		return 0;
+	*fd = in->fd;
+	*start = (uint64_t)in->start_off;
+	return 1;
+}
+
+int
+pf_input_resume(pf_input *in, uint64_t at, uint64_t skip)
+{
+	const char *pos = NULL, *end = NULL;
+	int r = 1;
+
+	if (zstd_start(in, at) < 0) {
+		in->member_eof = 1;
+		return -1;
+	}
+	while (skip > 0) {
+		size_t n;
+
+		r = pf_input_fill(in, &pos, &end, PF_INPUT_KEEP);
+		n = (size_t)(end - pos);
+		if (n > skip)
+			n = (size_t)skip;
+		pos += n;
+		skip -= n;
+		if (skip > 0 && r <= 0) {
+			if (r == 0)
+				snprintf(in->err, sizeof(in->err), "the file "
+				    "changed while it was read");
+			in->member_eof = 1;
+			return -1;
+		}
+	}
+	if (pos != NULL && pos != in->buf) {
+		in->consumed += (uint64_t)(pos - in->buf);
+		memmove(in->buf, pos, (size_t)(end - pos));
+		in->len = (size_t)(end - pos);
+		in->buf[in->len] = '\0';
+	}
+	if (r < 0)		/* after the text dropped: said next */
+		in->fail_pending = 1;
+	return 0;
 }
 
 int
@@ -689,6 +830,18 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 	while (in->len < want && in->len < CAP) {
 		size_t n;
 
+		if (in->native) {
+			int r = zstd_more(in);
+
+			if (r == 0) {
+				in->member_eof = 1;
+				break;
+			}
+			if (r < 0)
+				return fill_failed(in, pos, end);
+			added = 1;
+			continue;
+		}
 		if (in->blk_len == 0 && in->direct) {
 			ssize_t r = direct_read(in);
 

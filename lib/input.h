@@ -17,7 +17,9 @@
  * parser sees and reports the NULs; a tar archive whose first header is
  * damaged is an error, not text; bytes after the end of compressed data
  * (other than zero padding) are an error; a damaged zip member is an
- * error for that member only.
+ * error for that member only; a zstd file (not in an archive, not from a
+ * pipe) is decompressed here, not by libarchive, so that every byte
+ * decoded before damage is handed out.
  *
  * Nothing here prints or exits; failures return -1 and pf_input_error()
  * says why.
@@ -78,6 +80,27 @@ const char	*pf_input_filename(const pf_input *in);
  */
 int		 pf_input_fill(pf_input *in, const char **pos,
 		    const char **end, size_t want);
+
+/*
+ * After pf_input_next_member returned 1: 1 when the member is the whole
+ * input and is text compressed with zstd alone, in a regular file, whose
+ * frames a caller may then read and decompress itself (pf_games does,
+ * in parallel): *fd is the file, to be read with pread(2) from byte
+ * *start; 0 otherwise.  The caller then reads this member no further
+ * through in, except after pf_input_resume.
+ */
+int		 pf_input_zstd_text(const pf_input *in, int *fd,
+		    uint64_t *start);
+
+/*
+ * The rest of such a member, read again here: from byte at of the file
+ * (where a zstd frame begins, or the member's start), its first skip
+ * bytes of text dropped.  The next pf_input_fill (with *pos = *end =
+ * NULL) goes on from there, with the errors and messages the member
+ * would have had read whole.  After it the input has no more members.
+ * 0, or -1 with the error set (the member cannot be read further).
+ */
+int		 pf_input_resume(pf_input *in, uint64_t at, uint64_t skip);
 
 /* 1 for a regular file (reads never wait), 0 for a pipe or terminal. */
 int		 pf_input_regular(const pf_input *in);

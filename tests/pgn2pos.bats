@@ -921,6 +921,106 @@ $err1"
 	diff -r ch ch1
 }
 
+# Many small zstd frames, more than libarchive reads ahead to detect the
+# format (so damage is met while reading, not while opening): frames.zst,
+# 100 x 4 frames of the 100k sample; frame k starts at byte off[k].
+zstd_frames() {
+	local at=0 i p
+	split -n l/4 -d "$L100K" part.
+	for p in part.0*; do zstd -q -c "$p" > "$p.zst"; done
+	off=()
+	: > frames.zst
+	for i in $(seq 100); do
+		for p in part.0*.zst; do
+			off+=("$at")
+			cat "$p" >> frames.zst
+			at=$((at + $(wc -c < "$p")))
+		done
+	done
+	off+=("$at")
+}
+
+# games whose text lies whole in the first k frames
+games_in_frames() {
+	head -c "${off[$1]}" frames.zst | zstd -dc 2>/dev/null | grep -c '^\[Event '
+}
+
+@test "-j: zstd frames are decompressed in the parser threads, the same as -j 1" {
+	zstd_frames
+	[ "$(wc -c < frames.zst)" -gt 2000000 ]
+	same_j 2 100000 frames.zst
+	[ "$(posdump -c one.pos | awk '{print $1}')" -eq $((100 * 2817)) ]
+	posdump one.pos > frames.txt
+	run pgn2pos -j 2 --stats -o /dev/null frames.zst
+	assert_output --partial "400 zstd frames decompressed in parallel"
+	run pgn2pos -j 1 --stats -o /dev/null frames.zst
+	assert_output --partial "0 zstd frames decompressed in parallel"
+	# frames that do not say their size (zstd from a pipe), pzstd's
+	# (each after a skippable frame), one frame, zstd inside tar
+	for i in 1 2 3 4 5 6; do cat "$L100K"; done > six.pgn
+	zstd -q -c < six.pgn > nosize.zst
+	pzstd -q -p 2 -c six.pgn > p.zst
+	zstd -q -c six.pgn > one.zst
+	for f in nosize.zst p.zst one.zst; do
+		same_j 2 50000 "$f"
+		same_j 3 3000 "$f"
+		cmp <(posdump one.pos) <(pgn2pos -q six.pgn | posdump)
+		run pgn2pos -j 2 --stats -o /dev/null "$f"
+		assert_output --partial " 1 zstd frame decompressed in parallel"
+	done
+	# not a file of frames: a pipe, an archive (libarchive reads them)
+	pgn2pos -q -j 2 < frames.zst | posdump | cmp - frames.txt
+	run pgn2pos -j 2 --stats -o /dev/null < frames.zst
+	assert_output --partial "0 zstd frames decompressed in parallel"
+	tar --zstd -cf t.tar.zst six.pgn
+	run pgn2pos -j 2 --stats -o /dev/null t.tar.zst
+	assert_output --partial "0 zstd frames decompressed in parallel"
+}
+
+@test "zstd: damage loses none of the games before it, and -j reads it as -j 1" {
+	zstd_frames
+	n300=$(games_in_frames 300)
+	n400=$(games_in_frames 400)
+	[ "$n300" -gt 3000 ]
+	# a damaged frame (the 301st), bytes between frames, the last frame
+	# cut short, garbage or zeros after the last frame
+	mid=$(( (off[300] + off[301]) / 2 ))
+	head -c "$mid" frames.zst > bad-frame.zst
+	printf 'XXXXXXXXXXXXXXXX' >> bad-frame.zst
+	tail -c +"$((mid + 17))" frames.zst >> bad-frame.zst
+	head -c "${off[300]}" frames.zst > between.zst
+	printf 'not a frame' >> between.zst
+	tail -c +"$((off[300] + 1))" frames.zst >> between.zst
+	head -c "$((off[399] + 100))" frames.zst > cut.zst
+	{ cat frames.zst; printf 'garbage\n'; } > garbage.zst
+	{ cat frames.zst; head -c 700 /dev/zero; } > zeros.zst
+	for f in bad-frame between cut garbage zeros; do
+		case $f in
+		bad-frame|between) n=$n300 ;;
+		cut) n=$(games_in_frames 399) ;;
+		*) n=$n400 ;;
+		esac
+		same_j 2 20000 "$f.zst"
+		[ "$status" -eq 1 ] || fail "$f: exit $status"
+		# every game of the frames before the damage, none cut off
+		[[ "$stderr" == *"$f.zst: read error after game $n: "* ]] ||
+		    fail "$f: $stderr"
+		[[ "$stderr" == *"$n games read, $n kept (0 truncated)"* ]] ||
+		    fail "$f: $stderr"
+		# the records are those of the whole file, up to there
+		cmp <(posdump one.pos) <(pgn2pos -q frames.zst | posdump |
+		    head -n "$(posdump one.pos | wc -l)")
+	done
+	[[ "$stderr" == *"Unknown frame descriptor"* ]] || fail "$stderr"
+	same_j 3 5000 bad-frame.zst
+	[[ "$stderr" == *"read error after game $n300: Zstd decompression failed: "* ]] || fail "$stderr"
+	same_j 2 20000 cut.zst
+	[[ "$stderr" == *": Truncated zstd input"* ]] || fail "$stderr"
+	# the frames before the damaged one were decompressed in parallel
+	run pgn2pos -j 2 --stats -o /dev/null bad-frame.zst
+	assert_output --partial " 300 zstd frames decompressed in parallel"
+}
+
 @test "-j: damaged input, the same messages and the same records kept" {
 	same_j 2 200 "$PGN/bad-text.pgn"
 	same_j 2 200 "$PGN/bad-moves.pgn"

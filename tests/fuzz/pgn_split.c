@@ -16,7 +16,13 @@
  *     kept its moves, packed positions, flags, hashes, evaluations and
  *     clocks;
  *   - nothing fails for want of memory or with an internal error.
+ * With bit 3 of the second control byte set, the file is zstd frames of
+ * a few to a few hundred bytes of text each (the frames are then
+ * decompressed by the parser threads), and with bit 4 one byte of it is
+ * changed (damage: the frames after it are read by pf_input).
  */
+#include <zstd.h>
+
 #include "fuzz.h"
 #include "games.h"
 #include "pgn.h"
@@ -192,6 +198,27 @@ read_all(const char *path, const pf_games_opts *o, struct ev *evs)
 
 static struct ev seq[MAX_EVENTS], par[MAX_EVENTS];
 
+/* The text as zstd frames of every bytes each, one byte changed when
+   damage. */
+static const char *
+as_frames(const uint8_t *text, size_t len, size_t every, int damage)
+{
+	static char z[4 * 65536 + 65536];
+	size_t at = 0, n = 0;
+
+	while (at < len) {
+		size_t k = len - at < every ? len - at : every, r;
+
+		r = ZSTD_compress(z + n, sizeof(z) - n, text + at, k, 1);
+		FUZZ_CHECK(!ZSTD_isError(r));
+		n += r;
+		at += k;
+	}
+	if (damage && n > 0)
+		z[(len * 7919u) % n] ^= 0x5a;
+	return fuzz_scratch_write((const uint8_t *)z, n);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -207,7 +234,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.format = formats[(data[1] >> 1) & 3];
 	o.want_hash = 1;
 	o.accept = accept;
-	path = fuzz_scratch_write(data + 2, size - 2);
+	if (data[1] & 8)
+		path = as_frames(data + 2, size - 2, 8 + (size_t)data[0] * 2,
+		    data[1] & 16);
+	else
+		path = fuzz_scratch_write(data + 2, size - 2);
 	o.threads = 1;
 	ns = read_all(path, &o, seq);
 	o.threads = 2 + (data[1] & 1);
