@@ -71,9 +71,6 @@ struct builder {
 	int clk_tmpl;			/* ext holds meta + a clock extension
 					   whose values put_record sets */
 	pf_eval e;			/* an evaluation's, big */
-	/* -j: what prepare_game made */
-	uint8_t *out;
-	size_t out_cap;
 };
 
 struct state {
@@ -357,7 +354,7 @@ game_status(const pf_pgn_game *g)
 /*
  * Write the records of the selected positions of a game (kept packed by
  * the parser) to out.  pre: NULL, or what prepare_game made of the game in a
- * parser thread (its status, then its meta extension).
+ * parser thread (its meta extension, then its status).
  */
 static void
 write_game(struct builder *st, const pf_pgn_game *g, const uint8_t *pre,
@@ -374,9 +371,8 @@ write_game(struct builder *st, const pf_pgn_game *g, const uint8_t *pre,
 	pf_extbuf_reset(&st->ext);
 	st->meta_len = 0;
 	if (pre != NULL) {
-		status = pre[0];
-		if (pre_len > 1 &&
-		    pf_extbuf_append_raw(&st->ext, pre + 1, pre_len - 1) < 0)
+		status = pre[pre_len - 1];
+		if (pf_extbuf_append_raw(&st->ext, pre, pre_len - 1) < 0)
 			pf_extbuf_reset(&st->ext);
 		st->meta_len = st->ext.len;
 	} else {
@@ -456,7 +452,6 @@ builder_free(void *arg)
 		return;
 	pf_extbuf_free(&b->ext);
 	free(b->sel);
-	free(b->out);
 	free(b);
 }
 
@@ -477,7 +472,7 @@ writes_game(const struct opts *o, const pf_pgn_game *g)
  * -j: what a parser thread makes of a game it parsed, for the main thread
  * to write it with: the status of its final position (a search for a legal
  * move) and its meta extension (strings checked and made UTF-8), as
- * [status][meta].  Nothing for a game not written.  (The records
+ * [meta][status].  Nothing for a game not written.  (The records
  * themselves are made by the main thread: a game's records, meta in each,
  * are several times its size, too many bytes to pass between threads.)
  */
@@ -486,26 +481,20 @@ prepare_game(void *state, const pf_pgn_game *g, const void **bytes,
     size_t *len)
 {
 	struct builder *b = state;
+	uint8_t status;
 
 	*len = 0;
 	if (!writes_game(b->o, g))
 		return 0;
+	status = (uint8_t)game_status(g);
+
 	pf_extbuf_reset(&b->ext);
 	if (!b->o->no_meta)
 		build_meta(b, g);
-	if (b->out_cap < 1 + b->ext.len) {
-		uint8_t *p = realloc(b->out, 1 + b->ext.len + 4096);
-
-		if (p == NULL)
-			return -1;
-		b->out = p;
-		b->out_cap = 1 + b->ext.len + 4096;
-	}
-	b->out[0] = (uint8_t)game_status(g);
-	if (b->ext.len > 0)
-		memcpy(b->out + 1, b->ext.data, b->ext.len);
-	*bytes = b->out;
-	*len = 1 + b->ext.len;
+	if (pf_extbuf_append_raw(&b->ext, &status, 1) < 0)
+		return -1;
+	*bytes = b->ext.data;
+	*len = b->ext.len;
 	return 0;
 }
 
@@ -608,6 +597,20 @@ chunk_close(struct state *st)
 	return rv;
 }
 
+/*
+ * The writer's options: blocks go out full, or when the input would block
+ * (flush_idle), never on a timer, so the bytes written depend on the
+ * input alone, with any -j.
+ */
+static pf_writer_opts
+out_opts(int zstd)
+{
+	pf_writer_opts wo = pf_default_writer_opts(zstd);
+
+	wo.flush_ms = -1;
+	return wo;
+}
+
 /* Start chunk k: its file, or nothing when a finished one is there (the
    split is deterministic: a rerun writes the same chunk). */
 static int
@@ -615,9 +618,7 @@ chunk_open(struct state *st, long k)
 {
 	const struct opts *o = st->o;
 	const char *ext = o->zstd ? ".pos.zst" : ".pos";
-	pf_writer_opts wo = pf_default_writer_opts(o->zstd);
-
-	wo.flush_ms = -1;	/* as for the output in main() */
+	pf_writer_opts wo = out_opts(o->zstd);
 
 	if (chunk_close(st) == -1)
 		return -1;
@@ -1070,11 +1071,7 @@ main(int argc, char *argv[])
 			rc = PF_EXIT_DATA;
 			goto out;
 		}
-		wo = pf_default_writer_opts(compress || o.zstd);
-		/* Blocks go out full, or when the input would block
-		   (flush_idle): never on a timer, so the bytes written depend
-		   on the input alone, with any -j. */
-		wo.flush_ms = -1;
+		wo = out_opts(compress || o.zstd);
 		if ((st.w = pf_writer_open_fd(fd, o.output ? o.output :
 		    "stdout", &wo)) == NULL) {
 			pf_warn("out of memory");

@@ -473,13 +473,13 @@ read_member(pf_games *gs)
  * a parser thread, and takes the frames' text back in order to cut it
  * into pieces as any text.  Up to threads + 2 frames are in flight.
  *
- * Whatever the frames cannot do alone goes back to pf_input, so that
- * every error and message is the one the file has read by one thread: a
- * frame that does not decompress (damaged, truncated, its window too
- * large) or is larger than FRAME_MAX of text is read again by pf_input
- * from that frame on; bytes that are no frame (garbage after the last
- * one) make pf_input read the file again from its start, dropping the
- * text already handed on.
+ * Whatever the frames cannot do alone goes back to pf_input, which
+ * decompresses zstd itself (see lib/input.c) and so reads on from any
+ * frame boundary as it would have read the whole file: from a frame that
+ * does not decompress (damaged, truncated, its window too large) or is
+ * larger than FRAME_MAX of text, or from bytes that are no frame
+ * (garbage after the last one), every error and message is the one the
+ * file has read by one thread.
  */
 #define FRAME_MAX	(64u << 20)	/* text of a frame decompressed alone */
 #define FRAME_SRC_MAX	(16u << 20)	/* its compressed bytes */
@@ -659,13 +659,6 @@ inflate_frames(struct worker *w, struct zjob *j)
 	j->failed = 0;
 }
 
-static int
-zstd_magic(const pf_games *gs)
-{
-	return gs->zlen >= 4 &&
-	    magic(gs->zbuf + gs->zpos) == ZSTD_MAGICNUMBER;
-}
-
 /*
  * One member of zstd frames from fd at start: 1 when read to the end
  * (the input has no more), 0 after falling back to pf_input (read on
@@ -674,8 +667,8 @@ zstd_magic(const pf_games *gs)
 static int
 read_frames(pf_games *gs, int fd, uint64_t start)
 {
-	uint64_t text = 0, resume_at = start, inflight = 0;
-	int fallback = 0, from_start = 0, r;
+	uint64_t resume_at = start, inflight = 0;
+	int fallback = 0, r;
 
 	if (begin_member(gs) < 0)
 		return -1;
@@ -693,8 +686,7 @@ read_frames(pf_games *gs, int fd, uint64_t start)
 				break;
 			if (r < 0) {
 				fallback = 1;
-				from_start = !zstd_magic(gs);
-				resume_at = from_start ? start : gs->zoff;
+				resume_at = gs->zoff;
 				break;
 			}
 			inflight += j->est;
@@ -716,13 +708,11 @@ read_frames(pf_games *gs, int fd, uint64_t start)
 			return -1;
 		if (add_text(gs, j->dst, j->dlen) < 0)
 			return -1;
-		text += j->dlen;
 		if (j->failed) {
 			pthread_mutex_lock(&gs->mu);
 			gs->frames += j->nok;
 			pthread_mutex_unlock(&gs->mu);
 			fallback = 1;
-			from_start = 0;
 			resume_at = j->failed_at;
 			break;
 		}
@@ -754,8 +744,7 @@ read_frames(pf_games *gs, int fd, uint64_t start)
 		end_member(gs, NULL);
 		return 1;
 	}
-	/* from a frame; from the start, the text handed on dropped */
-	if (pf_input_resume(gs->in, resume_at, from_start ? text : 0) < 0) {
+	if (pf_input_resume(gs->in, resume_at) < 0) {
 		end_member(gs, pf_input_error(gs->in));
 		return 1;
 	}

@@ -719,40 +719,12 @@ pf_input_zstd_text(const pf_input *in, int *fd, uint64_t *start)
 }
 
 int
-pf_input_resume(pf_input *in, uint64_t at, uint64_t skip)
+pf_input_resume(pf_input *in, uint64_t at)
 {
-	const char *pos = NULL, *end = NULL;
-	int r = 1;
-
 	if (zstd_start(in, at) < 0) {
 		in->member_eof = 1;
 		return -1;
 	}
-	while (skip > 0) {
-		size_t n;
-
-		r = pf_input_fill(in, &pos, &end, PF_INPUT_KEEP);
-		n = (size_t)(end - pos);
-		if (n > skip)
-			n = (size_t)skip;
-		pos += n;
-		skip -= n;
-		if (skip > 0 && r <= 0) {
-			if (r == 0)
-				snprintf(in->err, sizeof(in->err), "the file "
-				    "changed while it was read");
-			in->member_eof = 1;
-			return -1;
-		}
-	}
-	if (pos != NULL && pos != in->buf) {
-		in->consumed += (uint64_t)(pos - in->buf);
-		memmove(in->buf, pos, (size_t)(end - pos));
-		in->len = (size_t)(end - pos);
-		in->buf[in->len] = '\0';
-	}
-	if (r < 0)		/* after the text dropped: said next */
-		in->fail_pending = 1;
 	return 0;
 }
 

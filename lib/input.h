@@ -93,14 +93,13 @@ int		 pf_input_zstd_text(const pf_input *in, int *fd,
 		    uint64_t *start);
 
 /*
- * The rest of such a member, read again here: from byte at of the file
- * (where a zstd frame begins, or the member's start), its first skip
- * bytes of text dropped.  The next pf_input_fill (with *pos = *end =
- * NULL) goes on from there, with the errors and messages the member
- * would have had read whole.  After it the input has no more members.
- * 0, or -1 with the error set (the member cannot be read further).
+ * The rest of such a member from byte at of the file, where a zstd frame
+ * begins or where bytes that are no frame begin: the next pf_input_fill
+ * (with *pos = *end = NULL) goes on from there, with the text, errors and
+ * messages the member has from there when read whole.  After it the
+ * input has no more members.  0, or -1 with the error set.
  */
-int		 pf_input_resume(pf_input *in, uint64_t at, uint64_t skip);
+int		 pf_input_resume(pf_input *in, uint64_t at);
 
 /* 1 for a regular file (reads never wait), 0 for a pipe or terminal. */
 int		 pf_input_regular(const pf_input *in);
