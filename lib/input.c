@@ -571,6 +571,13 @@ zstd_more(pf_input *in)
 	}
 }
 
+static int
+is_blank_ctl(char c)
+{
+	return c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+	    c == '\v';
+}
+
 /* Read the zstd text from byte at of the file (a frame's start). */
 static int
 zstd_start(pf_input *in, uint64_t at)
@@ -594,6 +601,50 @@ zstd_start(pf_input *in, uint64_t at)
 	in->member_eof = in->fail_pending = 0;
 	in->done = 1;		/* the member is the whole input */
 	return 0;
+}
+
+/*
+ * libarchive could not read the start of a zstd file: damage near the
+ * start, met while it detected the format, and every game before it
+ * would be lost.  When the file starts with a zstd frame and the text
+ * before the damage is text (its first 512 bytes hold no control bytes
+ * but white space, so no archive and no other compressed data), it is
+ * read here as zstd text up to the damage instead.  0, or -1 (in->err
+ * kept).
+ */
+static int
+zstd_salvage(pf_input *in)
+{
+	char head[512];
+	ZSTD_inBuffer zi;
+	ZSTD_outBuffer zo = { head, sizeof(head), 0 };
+	ssize_t n;
+	size_t i;
+
+	if (!in->regular || in->text_only ||
+	    (n = pread(in->fd, in->rbuf, PF_INPUT_BUFSIZE, in->start_off)) <
+	    4 || ((unsigned char)in->rbuf[0] | (unsigned char)in->rbuf[1] << 8 |
+	    (unsigned char)in->rbuf[2] << 16 |
+	    (uint32_t)(unsigned char)in->rbuf[3] << 24) != ZSTD_MAGICNUMBER ||
+	    (in->zd == NULL && (in->zd = ZSTD_createDStream()) == NULL))
+		return -1;
+	ZSTD_DCtx_reset(in->zd, ZSTD_reset_session_only);
+	zi.src = in->rbuf;
+	zi.size = (size_t)n;
+	zi.pos = 0;
+	while (zo.pos < zo.size && zi.pos < zi.size) {
+		size_t was = zi.pos + zo.pos;
+
+		if (ZSTD_isError(ZSTD_decompressStream(in->zd, &zo, &zi)) ||
+		    zi.pos + zo.pos == was)
+			break;
+	}
+	if (zo.pos == 0 || (zo.pos >= 262 && memcmp(head + 257, "ustar", 5) == 0))
+		return -1;
+	for (i = 0; i < zo.pos; i++)
+		if ((unsigned char)head[i] < 0x20 && !is_blank_ctl(head[i]))
+			return -1;
+	return zstd_start(in, (uint64_t)in->start_off) < 0 ? -1 : 0;
 }
 
 int
@@ -625,6 +676,8 @@ pf_input_next_member(pf_input *in)
 	if (!in->opened) {
 		in->opened = 1;
 		if (open_archive(in) < 0) {
+			if (zstd_salvage(in) == 0)
+				goto salvaged;
 			in->done = 1;
 			return -1;
 		}
@@ -660,6 +713,8 @@ pf_input_next_member(pf_input *in)
 		if (r < ARCHIVE_WARN) {
 			set_archive_error(in, failed ? "cannot read past the "
 			    "damaged member" : "cannot read");
+			if (in->headers == 0 && zstd_salvage(in) == 0)
+				goto salvaged;
 			in->done = 1;
 			return -1;
 		}
@@ -680,10 +735,17 @@ pf_input_next_member(pf_input *in)
 		}
 		break;
 	}
+	if (0) {
+salvaged:
+		in->raw = 1;
+		in->headers++;
+	}
 	in->member_eof = 0;
-	if (in->raw && archive_format(in->a) == ARCHIVE_FORMAT_EMPTY)
+	if (in->raw && !in->native &&
+	    archive_format(in->a) == ARCHIVE_FORMAT_EMPTY)
 		in->member_eof = 1;
-	if (in->raw && !in->member_eof && in->regular && !in->text_only &&
+	if (in->raw && !in->member_eof && !in->native && in->regular &&
+	    !in->text_only &&
 	    archive_filter_count(in->a) == 2 &&
 	    archive_filter_code(in->a, 0) == ARCHIVE_FILTER_ZSTD &&
 	    zstd_start(in, (uint64_t)in->start_off) < 0) {

@@ -1019,6 +1019,29 @@ games_in_frames() {
 	# the frames before the damaged one were decompressed in parallel
 	run pgn2pos -j 2 --stats -o /dev/null bad-frame.zst
 	assert_output --partial " 300 zstd frames decompressed in parallel"
+	# damage near the start, met while the format is detected: the games
+	# of the first frame are kept all the same
+	mid=$(( (off[1] + off[2]) / 2 ))
+	head -c "$mid" frames.zst > early.zst
+	printf 'XXXXXXXXXXXXXXXX' >> early.zst
+	tail -c +"$((mid + 17))" frames.zst >> early.zst
+	n1=$(games_in_frames 1)
+	[ "$n1" -gt 0 ]
+	same_j 2 3000 early.zst
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"early.zst: read error after game $n1: Zstd decompression failed: "* ]] ||
+	    fail "$stderr"
+	# a damaged tar.zst holds no text to keep: it cannot be read
+	cp "$L100K" a.pgn
+	tar --zstd -cf t.tar.zst a.pgn
+	size=$(wc -c < t.tar.zst)
+	head -c "$((size / 2))" t.tar.zst > bad.tar.zst
+	printf 'XXXXXXXXXXXXXXXX' >> bad.tar.zst
+	tail -c +"$((size / 2 + 17))" t.tar.zst >> bad.tar.zst
+	same_j 2 3000 bad.tar.zst
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"bad.tar.zst: cannot read: Zstd decompression failed: "* ]] ||
+	    fail "$stderr"
 }
 
 @test "-j: damaged input, the same messages and the same records kept" {
