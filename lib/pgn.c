@@ -1217,6 +1217,9 @@ parse_movetext(pf_pgn *p)
 		case ' ': case '\n': case '\r': case '\t': case '\v': case '\f':
 		case 0x1a: case '.': case '!': case '?': case ')': case ']':
 		case '}':
+		/* check marks with no move: the rest of a move's suffix past
+		   TOKEN_MAX bytes ("Qh5+++..."), or a stray one */
+		case '+': case '#':
 			p->pos++;
 			continue;
 		case '{':
@@ -1286,7 +1289,8 @@ token:
 			}
 		}
 		/* A token is at most TOKEN_MAX bytes (the rest is the next
-		   token): the same cut whatever the window holds. */
+		   token; a suffix of "+#!?" goes on as punctuation): the same
+		   cut whatever the window holds. */
 		s = p->pos;
 		n = 0;
 		lim = AVAIL(p) < TOKEN_MAX ? AVAIL(p) : TOKEN_MAX;
