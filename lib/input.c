@@ -27,6 +27,7 @@
 #include <zstd.h>
 
 #include "input.h"
+#include "record.h"
 
 #define CAP	(PF_INPUT_BUFSIZE + PF_INPUT_KEEP)
 #define REPLAY_MAX	(16u << 20)	/* raw bytes kept to read a pipe
@@ -71,7 +72,7 @@ struct pf_input {
 	char *name;
 	char *member;
 	char err[256];
-	/* zstd text in a regular file, decompressed here (see zstd_more) */
+	/* zstd text, decompressed here (see zstd_more) */
 	ZSTD_DStream *zd;
 	int native;
 	int zmid;		/* inside a frame */
@@ -518,8 +519,8 @@ check_trailing(pf_input *in)
 }
 
 /*
- * Text compressed with zstd alone, in a regular file, is decompressed
- * here rather than by libarchive, whose zstd reader drops the text it
+ * Text compressed with zstd alone, in a regular file or from a pipe, is
+ * decompressed here rather than by libarchive, whose zstd reader drops the text it
  * has decoded but not handed out when it meets damage (tens of games
  * before a damaged frame or garbage at the end): here every byte decoded
  * before the damage is handed out.  The messages are libarchive's.  The
@@ -578,22 +579,28 @@ is_blank_ctl(char c)
 	    c == '\v';
 }
 
-/* Read the zstd text from byte at of the file (a frame's start). */
+/*
+ * Read the zstd text from here on: from byte at of the file (a frame's
+ * start), or (at < 0, a pipe) from the block in rbuf read ahead.
+ */
 static int
-zstd_start(pf_input *in, uint64_t at)
+zstd_start(pf_input *in, int64_t at)
 {
 	if (in->zd == NULL && (in->zd = ZSTD_createDStream()) == NULL) {
 		snprintf(in->err, sizeof(in->err), "out of memory");
 		return -1;
 	}
 	ZSTD_DCtx_reset(in->zd, ZSTD_reset_session_only);
-	if (lseek(in->fd, (off_t)at, SEEK_SET) < 0) {
+	in->zin_pos = in->zin_len = 0;
+	if (at < 0) {
+		in->zin_len = in->pre_len;
+		in->pre_pending = 0;
+	} else if (lseek(in->fd, (off_t)at, SEEK_SET) < 0) {
 		snprintf(in->err, sizeof(in->err), "%s", strerror(errno));
 		return -1;
 	}
 	in->native = 1;
 	in->zmid = 0;
-	in->zin_pos = in->zin_len = 0;
 	in->len = 0;
 	in->buf[0] = '\0';
 	in->consumed = 0;
@@ -604,47 +611,100 @@ zstd_start(pf_input *in, uint64_t at)
 }
 
 /*
- * libarchive could not read the start of a zstd file: damage near the
- * start, met while it detected the format, and every game before it
- * would be lost.  When the file starts with a zstd frame and the text
- * before the damage is text (its first 512 bytes hold no control bytes
- * but white space, so no archive and no other compressed data), it is
- * read here as zstd text up to the damage instead.  0, or -1 (in->err
- * kept).
+ * Do the n bytes at src start a zstd frame of text: do the first 512
+ * bytes it decodes to (or all it decodes to, up to damage or the end:
+ * ended, no more input after src) have no control bytes but white space,
+ * and no tar header?  Then no archive and no other compressed data is
+ * inside, and the text can be read here (zstd_more) rather than by
+ * libarchive, which drops the text it decoded but did not hand out when
+ * it meets damage.  1 or 0; 2: text so far, more input needed to tell.
  */
 static int
-zstd_salvage(pf_input *in)
+zstd_text_head(pf_input *in, const char *src, size_t n, int ended)
 {
 	char head[512];
-	ZSTD_inBuffer zi;
+	ZSTD_inBuffer zi = { src, n, 0 };
 	ZSTD_outBuffer zo = { head, sizeof(head), 0 };
-	ssize_t n;
 	size_t i;
+	int bad = 0;
 
-	if (!in->regular || in->text_only ||
-	    (n = pread(in->fd, in->rbuf, PF_INPUT_BUFSIZE, in->start_off)) <
-	    4 || ((unsigned char)in->rbuf[0] | (unsigned char)in->rbuf[1] << 8 |
-	    (unsigned char)in->rbuf[2] << 16 |
-	    (uint32_t)(unsigned char)in->rbuf[3] << 24) != ZSTD_MAGICNUMBER ||
-	    (in->zd == NULL && (in->zd = ZSTD_createDStream()) == NULL))
-		return -1;
+	if (n < 4 || pf_get32((const uint8_t *)src) != ZSTD_MAGICNUMBER)
+		return n < 4 && !ended && (n == 0 || memcmp(src,
+		    "\x28\xb5\x2f\xfd", n) == 0) ? 2 : 0;
+	if (in->zd == NULL && (in->zd = ZSTD_createDStream()) == NULL)
+		return 0;
 	ZSTD_DCtx_reset(in->zd, ZSTD_reset_session_only);
-	zi.src = in->rbuf;
-	zi.size = (size_t)n;
-	zi.pos = 0;
 	while (zo.pos < zo.size && zi.pos < zi.size) {
 		size_t was = zi.pos + zo.pos;
 
 		if (ZSTD_isError(ZSTD_decompressStream(in->zd, &zo, &zi)) ||
-		    zi.pos + zo.pos == was)
+		    zi.pos + zo.pos == was) {
+			bad = 1;
 			break;
+		}
 	}
-	if (zo.pos == 0 || (zo.pos >= 262 && memcmp(head + 257, "ustar", 5) == 0))
-		return -1;
 	for (i = 0; i < zo.pos; i++)
 		if ((unsigned char)head[i] < 0x20 && !is_blank_ctl(head[i]))
+			return 0;
+	if (!bad && !ended && zo.pos < zo.size)
+		return 2;
+	if (zo.pos == 0 || (zo.pos >= 262 && memcmp(head + 257, "ustar", 5) == 0))
+		return 0;
+	return 1;
+}
+
+/*
+ * libarchive could not read the start of a zstd file: damage near the
+ * start, met while it detected the format, and every game before it
+ * would be lost.  A file of zstd text (zstd_text_head) is read here up
+ * to the damage instead.  0, or -1 (in->err kept).
+ */
+static int
+zstd_salvage(pf_input *in)
+{
+	ssize_t n;
+
+	if (!in->regular || in->text_only ||
+	    (n = pread(in->fd, in->rbuf, PF_INPUT_BUFSIZE, in->start_off)) <
+	    0 || zstd_text_head(in, in->rbuf, (size_t)n, 1) != 1)
+		return -1;
+	return zstd_start(in, (int64_t)in->start_off) < 0 ? -1 : 0;
+}
+
+/*
+ * From a pipe: is the input zstd text (zstd_text_head)?  Reads on into
+ * rbuf (after the block detect_direct read) while it cannot tell: a slow
+ * writer's first block may end inside the first frame's header.  1 or 0,
+ * -1 on a read error.
+ */
+static int
+zstd_pipe_head(pf_input *in)
+{
+	int t;
+
+	while ((t = zstd_text_head(in, in->rbuf, in->pre_len,
+	    in->pre_len == PF_INPUT_BUFSIZE)) == 2) {
+		ssize_t n = read(in->fd, in->rbuf + in->pre_len,
+		    PF_INPUT_BUFSIZE - in->pre_len);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
+
+			(void)poll(&pfd, 1, -1);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(in->err, sizeof(in->err), "%s",
+			    strerror(errno));
 			return -1;
-	return zstd_start(in, (uint64_t)in->start_off) < 0 ? -1 : 0;
+		}
+		if (n == 0)
+			return zstd_text_head(in, in->rbuf, in->pre_len, 1);
+		in->pre_len += (size_t)n;
+	}
+	return t;
 }
 
 int
@@ -671,6 +731,19 @@ pf_input_next_member(pf_input *in)
 			in->len = 0;
 			in->buf[0] = '\0';
 			return 1;
+		}
+		/* zstd text from a pipe: read here, as from a file */
+		if ((d = zstd_pipe_head(in)) < 0) {
+			in->done = 1;
+			return -1;
+		}
+		if (d == 1) {
+			in->opened = 1;
+			if (zstd_start(in, -1) < 0) {
+				in->done = 1;
+				return -1;
+			}
+			goto salvaged;
 		}
 	}
 	if (!in->opened) {
@@ -748,7 +821,7 @@ salvaged:
 	    !in->text_only &&
 	    archive_filter_count(in->a) == 2 &&
 	    archive_filter_code(in->a, 0) == ARCHIVE_FILTER_ZSTD &&
-	    zstd_start(in, (uint64_t)in->start_off) < 0) {
+	    zstd_start(in, (int64_t)in->start_off) < 0) {
 		in->done = 1;
 		return -1;
 	}
@@ -773,7 +846,7 @@ salvaged:
 int
 pf_input_zstd_text(const pf_input *in, int *fd, uint64_t *start)
 {
-	if (!in->native || in->member_eof || in->fail_pending)
+	if (!in->native || !in->regular || in->member_eof || in->fail_pending)
 		return 0;
 	*fd = in->fd;
 	*start = (uint64_t)in->start_off;
@@ -783,7 +856,7 @@ pf_input_zstd_text(const pf_input *in, int *fd, uint64_t *start)
 int
 pf_input_resume(pf_input *in, uint64_t at)
 {
-	if (zstd_start(in, at) < 0) {
+	if (zstd_start(in, (int64_t)at) < 0) {
 		in->member_eof = 1;
 		return -1;
 	}
@@ -843,6 +916,10 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 		/* a new window: what pf_input_next_member read ahead */
 		*pos = in->buf;
 		*end = in->buf + in->len;
+		/* from a pipe, enough when it ends a line (as below) */
+		if (!in->regular && in->len > 0 &&
+		    memchr(in->buf, '\n', in->len) != NULL)
+			return 1;
 	}
 	unread = (size_t)(*end - *pos);
 	if (in->member_eof) {
@@ -874,6 +951,11 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 			if (r < 0)
 				return fill_failed(in, pos, end);
 			added = 1;
+			/* from a pipe, as below: what ends a line, when
+			   the bytes read so far are used up */
+			if (!in->regular && in->zin_pos == in->zin_len &&
+			    in->buf[in->len - 1] == '\n')
+				break;
 			continue;
 		}
 		if (in->blk_len == 0 && in->direct) {

@@ -17,8 +17,8 @@
  * parser sees and reports the NULs; a tar archive whose first header is
  * damaged is an error, not text; bytes after the end of compressed data
  * (other than zero padding) are an error; a damaged zip member is an
- * error for that member only; a zstd file (not in an archive, not from a
- * pipe) is decompressed here, not by libarchive, so that every byte
+ * error for that member only; zstd text (not in an archive; from a file
+ * or a pipe) is decompressed here, not by libarchive, so that every byte
  * decoded before damage is handed out.
  *
  * Nothing here prints or exits; failures return -1 and pf_input_error()
@@ -68,8 +68,9 @@ const char	*pf_input_filename(const pf_input *in);
  * The window of unread bytes of the current member is [*begin, *end).
  * pf_input_fill() moves the unread bytes starting at *pos to the front of
  * the buffer when needed and reads until at least want bytes are unread or
- * the member ends (from a pipe, also when the bytes so far end a line:
- * a slow pipe must not stall the reader); want is capped at
+ * the member ends (from a pipe, also when the bytes so far end a line,
+ * and at once with a new window that holds a line: a slow pipe must not
+ * stall the reader); want is capped at
  * PF_INPUT_KEEP.  *pos, *end are
  * updated (the buffer may move: recompute pointers derived from them).
  * Returns 1 when more data was added, 0 at the end of the member (nothing
