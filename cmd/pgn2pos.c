@@ -650,6 +650,27 @@ chunk_open(struct state *st, long k)
 	return 0;
 }
 
+/* A game writes_game says no to: counted by its reason, and warned of. */
+static void
+drop_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
+{
+	if (g->skip) {
+		switch (g->problem) {
+		case PF_PGNP_VARIANT: st->skipped[SK_VARIANT]++; break;
+		case PF_PGNP_FEN: st->skipped[SK_FEN]++; break;
+		case PF_PGNP_TAG:
+		case PF_PGNP_BADTAG: st->skipped[SK_TAG]++; break;
+		default: st->skipped[SK_BINARY]++; break;
+		}
+		warn_game(where, g, epd, epd ? "line skipped" : "game skipped");
+	} else if (g->filtered)
+		st->skipped[g->filtered - 1]++;
+	else {			/* a problem, with --strict-games */
+		st->skipped[SK_STRICT]++;
+		warn_game(where, g, epd, "game dropped");
+	}
+}
+
 static void
 do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd,
     const pf_games_event *ev)
@@ -664,24 +685,8 @@ do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd,
 	st->games++;
 	if (g->problem)
 		st->problems++;
-	if (g->skip) {
-		switch (g->problem) {
-		case PF_PGNP_VARIANT: st->skipped[SK_VARIANT]++; break;
-		case PF_PGNP_FEN: st->skipped[SK_FEN]++; break;
-		case PF_PGNP_TAG:
-		case PF_PGNP_BADTAG: st->skipped[SK_TAG]++; break;
-		default: st->skipped[SK_BINARY]++; break;
-		}
-		warn_game(where, g, epd, epd ? "line skipped" : "game skipped");
-		return;
-	}
-	if (g->filtered) {
-		st->skipped[g->filtered - 1]++;
-		return;
-	}
-	if (g->problem && o->strict_games) {
-		st->skipped[SK_STRICT]++;
-		warn_game(where, g, epd, "game dropped");
+	if (!writes_game(o, g)) {
+		drop_game(st, where, g, epd);
 		return;
 	}
 	if (g->bad_evals > 0) {
