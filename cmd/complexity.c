@@ -34,7 +34,7 @@
 #include "target.h"
 
 #define USAGE \
-"usage: complexity [-fz] [--mode depth | nodes] [--policy method]\n" \
+"usage: complexity [-fhVz] [--mode depth | nodes] [--policy method]\n" \
 "                  [--drop fraction] [--power p] [--temperature t]\n" \
 "                  [--low p] [--high p] [--shallow selector]\n" \
 "                  [--deep selector] [--loss cp] [--threshold q] [--min c]\n" \
@@ -72,8 +72,7 @@ struct opts {
 	double threshold;
 	unsigned min;		/* 0: keep every record */
 	int require;
-	int force, zstd;
-	const char *output;
+	pf_filter_opts out;	/* -o, -f, -z */
 	unsigned set;
 };
 
@@ -170,8 +169,7 @@ static int
 parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 {
 	enum { O_MODE = 256, O_POLICY, O_DROP, O_POWER, O_TEMP, O_LOW, O_HIGH,
-		O_SHALLOW, O_DEEP, O_LOSS, O_THRESHOLD, O_MIN, O_REQUIRE,
-		O_HELP, O_VERSION };
+		O_SHALLOW, O_DEEP, O_LOSS, O_THRESHOLD, O_MIN, O_REQUIRE };
 	static const struct option longopts[] = {
 		{ "mode", required_argument, NULL, O_MODE },
 		{ "policy", required_argument, NULL, O_POLICY },
@@ -186,11 +184,7 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 		{ "threshold", required_argument, NULL, O_THRESHOLD },
 		{ "min", required_argument, NULL, O_MIN },
 		{ "require", no_argument, NULL, O_REQUIRE },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "zstd", no_argument, NULL, 'z' },
-		{ "help", no_argument, NULL, O_HELP },
-		{ "version", no_argument, NULL, O_VERSION },
+		PF_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *errstr;
@@ -206,7 +200,10 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 	o->deep.kind = PF_EVALSEL_DEEPEST;
 	o->loss = DEF_LOSS;
 	o->threshold = DEF_THRESHOLD;
-	while ((ch = getopt_long(argc, argv, "fo:z", longopts, &li)) != -1) {
+	while ((ch = pf_filter_getopt(argc, argv, PF_FILTER_SHORTOPTS,
+	    longopts, &li, &o->out, USAGE)) != -1) {
+		if (ch == PF_FILTER_EXIT)
+			return -1;	/* help or version */
 		switch (ch) {
 		case O_MODE:
 			if (strcmp(optarg, "depth") == 0)
@@ -278,21 +275,6 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 		case O_REQUIRE:
 			o->require = 1;
 			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'z':
-			o->zstd = 1;
-			break;
-		case O_HELP:
-			fputs(USAGE, stdout);
-			return -1;
-		case O_VERSION:
-			pf_print_version();
-			return -1;
 		default:
 			goto bad;
 		}
@@ -886,7 +868,8 @@ main(int argc, char *argv[])
 		return PF_EXIT_DATA;
 	}
 	run->o = &o;
-	if (pf_filter_open(&run->f, o.output, o.force, o.zstd) == 0) {
+	if (pf_filter_open(&run->f, o.out.output, o.out.force,
+	    o.out.zstd) == 0) {
 		if (argc == 0)
 			pf_filter_file(&run->f, "-", record, run);
 		for (i = 0; i < argc && !run->f.stop; i++)

@@ -23,9 +23,10 @@
 
 struct opts {
 	const char *format;
-	const char *output;
+	pf_filter_opts out;	/* -o, -f (no -z: the formats are not
+				   posflow streams) */
 	const char *eval;
-	int force, require;
+	int require;
 	/* npy */
 	unsigned blocks;	/* PF_FEAT_* of features */
 	int perspective, opposite, policy_width, pqr, planes, value_method;
@@ -148,8 +149,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->blocks = PF_FEAT_ALL;
-	while ((ch = getopt_long(argc, argv, "F:o:fhV", longopts, NULL)) !=
-	    -1) {
+	while ((ch = pf_filter_getopt(argc, argv, "F:o:fhV", longopts, NULL,
+	    &o->out, synopsis)) != -1) {
+		if (ch == PF_FILTER_EXIT)
+			return 0;	/* help or version */
 		errstr = what = NULL;
 		switch (ch) {
 		case 'F':
@@ -202,18 +205,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 				what = "--value";
 			}
 			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'h':
-			fputs(synopsis, stdout);
-			return 0;
-		case 'V':
-			pf_print_version();
-			return 0;
 		default:
 			usage();
 			return 2;
@@ -258,7 +249,7 @@ main(int argc, char **argv)
 		usage();
 		return PF_EXIT_USAGE;
 	}
-	if (dir && o.output == NULL) {
+	if (dir && o.out.output == NULL) {
 		pf_warnx("-F %s writes a directory: -o dir is required",
 		    o.format);
 		usage();
@@ -272,7 +263,7 @@ main(int argc, char **argv)
 	}
 	if (dir)
 		pf_filter_init(&f);
-	else if (pf_filter_open_raw(&f, o.output, o.force) == -1)
+	else if (pf_filter_open_raw(&f, o.out.output, o.out.force) == -1)
 		return pf_filter_close(&f);
 	memset(&xo, 0, sizeof(xo));
 	xo.eval = o.eval;
@@ -283,8 +274,8 @@ main(int argc, char **argv)
 	xo.policy_width = o.policy_width;
 	xo.pqr = o.pqr;
 	xo.planes = o.planes;
-	if ((R.x = pf_export_open(o.format, f.fd, o.output, o.output ?
-	    o.output : "stdout", &xo, err, sizeof(err))) == NULL) {
+	if ((R.x = pf_export_open(o.format, f.fd, o.out.output, o.out.output ?
+	    o.out.output : "stdout", &xo, err, sizeof(err))) == NULL) {
 		pf_warnx("%s", err);
 		f.status = PF_EXIT_DATA;
 		f.write_failed = 1;

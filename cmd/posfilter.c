@@ -89,18 +89,16 @@ parse_opts(int argc, char **argv, struct opts *o)
 	};
 	const char *errstr, *what;
 	char err[256];
-	int ch, r;
+	int ch;
 
 	memset(o, 0, sizeof(*o));
 	o->early = -1;
 	o->keep = -1;
 	o->eval.kind = PF_EVALSEL_DEEPEST;
-	while ((ch = getopt_long(argc, argv, "e:" PF_FILTER_SHORTOPTS,
-	    longopts, NULL)) != -1) {
-		if ((r = pf_filter_opt(ch, optarg, &o->out, synopsis)) == 1)
-			return 0;
-		if (r == 0)
-			continue;
+	while ((ch = pf_filter_getopt(argc, argv, "e:" PF_FILTER_SHORTOPTS,
+	    longopts, NULL, &o->out, synopsis)) != -1) {
+		if (ch == PF_FILTER_EXIT)
+			return 0;	/* help or version */
 		errstr = what = NULL;
 		switch (ch) {
 		case 'e':

@@ -33,8 +33,7 @@
 
 struct opts {
 	const char *format;
-	const char *output;
-	int force, zstd;
+	pf_filter_opts out;	/* -o, -f, -z */
 };
 
 struct run {
@@ -367,38 +366,21 @@ parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'F' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "zstd", no_argument, NULL, 'z' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
+		PF_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	size_t i;
 	int ch;
 
 	memset(o, 0, sizeof(*o));
-	while ((ch = getopt_long(argc, argv, "F:o:fzhV", longopts, NULL)) !=
-	    -1) {
+	while ((ch = pf_filter_getopt(argc, argv, "F:" PF_FILTER_SHORTOPTS,
+	    longopts, NULL, &o->out, synopsis)) != -1) {
+		if (ch == PF_FILTER_EXIT)
+			return 0;	/* help or version */
 		switch (ch) {
 		case 'F':
 			o->format = optarg;
 			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'z':
-			o->zstd = 1;
-			break;
-		case 'h':
-			fputs(synopsis, stdout);
-			return 0;
-		case 'V':
-			pf_print_version();
-			return 0;
 		default:
 			usage();
 			return 2;
@@ -435,7 +417,7 @@ main(int argc, char **argv)
 	memset(&R, 0, sizeof(R));
 	R.o = &o;
 	R.f = &f;
-	if (pf_filter_open(&f, o.output, o.force, o.zstd) == 0) {
+	if (pf_filter_open(&f, o.out.output, o.out.force, o.out.zstd) == 0) {
 		for (i = 0; (i == 0 || i < argc) && !f.stop; i++)
 			import_file(&R, argc ? argv[i] : "-");
 		if (pf_filter_complete(&f))

@@ -21,8 +21,7 @@ struct opts {
 	int per_position;
 	int min_legal;
 	uint64_t seed;
-	const char *output;
-	int force, zstd;
+	pf_filter_opts out;	/* -o, -f, -z */
 };
 
 struct run {
@@ -50,11 +49,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "per-position", required_argument, NULL, O_PER },
 		{ "min-legal", required_argument, NULL, O_MIN },
 		{ "seed", required_argument, NULL, O_SEED },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "zstd", no_argument, NULL, 'z' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
+		PF_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *errstr, *what;
@@ -63,8 +58,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->per_position = 1;
 	o->min_legal = 2;
-	while ((ch = getopt_long(argc, argv, "o:fzhV", longopts, NULL)) !=
-	    -1) {
+	while ((ch = pf_filter_getopt(argc, argv, PF_FILTER_SHORTOPTS,
+	    longopts, NULL, &o->out, synopsis)) != -1) {
+		if (ch == PF_FILTER_EXIT)
+			return 0;	/* help or version */
 		errstr = what = NULL;
 		switch (ch) {
 		case O_PER:
@@ -82,21 +79,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 			    &errstr);
 			what = "--seed";
 			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'z':
-			o->zstd = 1;
-			break;
-		case 'h':
-			fputs(synopsis, stdout);
-			return 0;
-		case 'V':
-			pf_print_version();
-			return 0;
 		default:
 			usage();
 			return 2;
@@ -199,7 +181,7 @@ main(int argc, char **argv)
 	argv += optind;
 	memset(&R, 0, sizeof(R));
 	R.o = &o;
-	if (pf_filter_open(&f, o.output, o.force, o.zstd) == 0) {
+	if (pf_filter_open(&f, o.out.output, o.out.force, o.out.zstd) == 0) {
 		for (i = 0; (i == 0 || i < argc) && !f.stop; i++)
 			pf_filter_file(&f, argc ? argv[i] : "-", sample, &R);
 		if (pf_filter_complete(&f))

@@ -53,8 +53,7 @@ struct opts {
 	pf_pool_opts pool;	/* -e, -j, -O, --retries, --timeout */
 	int limit_kind;		/* 0: the evaluation's own */
 	uint64_t limit;
-	const char *output;
-	int force, zstd;
+	pf_filter_opts out;	/* -o, -f, -z */
 };
 
 /* One game of panda mode: its records, values and where its walk is. */
@@ -156,11 +155,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "option", required_argument, NULL, 'O' },
 		{ "retries", required_argument, NULL, PF_POOL_OPT_RETRIES },
 		{ "timeout", required_argument, NULL, PF_POOL_OPT_TIMEOUT },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "zstd", no_argument, NULL, 'z' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
+		PF_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *errstr, *what;
@@ -171,8 +166,11 @@ parse_opts(int argc, char **argv, struct opts *o)
 	pf_pool_opts_init(&o->pool);
 	o->alpha = PF_LOGISTIC_ALPHA;
 	o->threshold = 0.55;
-	while ((ch = getopt_long(argc, argv, "d:n:e:j:O:o:fzhV", longopts,
-	    NULL)) != -1) {
+	while ((ch = pf_filter_getopt(argc, argv,
+	    "d:n:e:j:O:" PF_FILTER_SHORTOPTS, longopts, NULL, &o->out,
+	    synopsis)) != -1) {
+		if (ch == PF_FILTER_EXIT)
+			return 0;	/* help or version */
 		errstr = NULL;
 		what = NULL;
 		if ((r = pf_pool_opts_take(&o->pool, ch, optarg, err,
@@ -249,21 +247,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 			what = ch == 'd' ? "-d" : "-n";
 			engine_use = 1;
 			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'z':
-			o->zstd = 1;
-			break;
-		case 'h':
-			fputs(synopsis, stdout);
-			return 0;
-		case 'V':
-			pf_print_version();
-			return 0;
 		default:
 			goto bad;
 		}
@@ -837,7 +820,8 @@ main(int argc, char **argv)
 	argv += optind;
 	memset(&R, 0, sizeof(R));
 	R.o = &o;
-	if (pf_filter_open(&R.f, o.output, o.force, o.zstd) == -1)
+	if (pf_filter_open(&R.f, o.out.output, o.out.force,
+	    o.out.zstd) == -1)
 		goto out;
 	if (o.book && (R.book = fopen(o.book, "w")) == NULL) {
 		pf_warn("%s", o.book);

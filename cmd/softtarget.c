@@ -37,8 +37,8 @@
 #include "target.h"
 
 #define USAGE \
-"usage: softtarget [-fz] [--policy method] [--drop fraction] [--power p]\n" \
-"                  [--temperature t] [--policy-depths A-B]\n" \
+"usage: softtarget [-fhVz] [--policy method] [--drop fraction]\n" \
+"                  [--power p] [--temperature t] [--policy-depths A-B]\n" \
 "                  [--value method] [--spread s] [--alpha a] [--wdl-a a]\n" \
 "                  [--wdl-b b] [--lambda l] [--eval selector] [--require]\n" \
 "                  [--max-game-plies n] [-o file] [file ...]\n"
@@ -69,8 +69,7 @@ struct opts {
 	int repaired;		/* --eval repaired: repair-mark's value */
 	int require;
 	int max_game_plies;
-	int compress, force;
-	const char *output;
+	pf_filter_opts out;	/* -o, -f, -z */
 	unsigned set;
 };
 
@@ -202,7 +201,7 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 {
 	enum { O_POLICY = 256, O_DROP, O_POWER, O_TEMP, O_DEPTHS, O_VALUE,
 		O_SPREAD, O_ALPHA, O_WDL_A, O_WDL_B, O_LAMBDA, O_EVAL,
-		O_REQUIRE, O_MAXPLIES, O_HELP, O_VERSION };
+		O_REQUIRE, O_MAXPLIES };
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, O_POLICY },
 		{ "drop", required_argument, NULL, O_DROP },
@@ -218,11 +217,7 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 		{ "eval", required_argument, NULL, O_EVAL },
 		{ "require", no_argument, NULL, O_REQUIRE },
 		{ "max-game-plies", required_argument, NULL, O_MAXPLIES },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "zstd", no_argument, NULL, 'z' },
-		{ "help", no_argument, NULL, O_HELP },
-		{ "version", no_argument, NULL, O_VERSION },
+		PF_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *errstr;
@@ -238,7 +233,10 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 	o->sel.kind = PF_EVALSEL_DEEPEST;
 	o->max_game_plies = 4096;
 	pf_policy_opts_init(&o->po);
-	while ((ch = getopt_long(argc, argv, "fo:z", longopts, &li)) != -1) {
+	while ((ch = pf_filter_getopt(argc, argv, PF_FILTER_SHORTOPTS,
+	    longopts, &li, &o->out, USAGE)) != -1) {
+		if (ch == PF_FILTER_EXIT)
+			return -1;	/* help or version */
 		switch (ch) {
 		case O_POLICY:
 		case O_DROP:
@@ -326,21 +324,6 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 			}
 			o->set |= SET_MAXPLIES;
 			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'z':
-			o->compress = 1;
-			break;
-		case O_HELP:
-			fputs(USAGE, stdout);
-			return -1;
-		case O_VERSION:
-			pf_print_version();
-			return -1;
 		default:
 			goto bad;
 		}
@@ -942,7 +925,8 @@ main(int argc, char *argv[])
 
 	memset(&run, 0, sizeof(run));
 	run.o = &o;
-	if (pf_filter_open(&run.f, o.output, o.force, o.compress) == 0) {
+	if (pf_filter_open(&run.f, o.out.output, o.out.force,
+	    o.out.zstd) == 0) {
 		if ((run.target = pf_target_new(&o.pp)) == NULL) {
 			pf_warn("out of memory");
 			run.f.status = PF_EXIT_DATA;

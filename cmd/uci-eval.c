@@ -44,6 +44,7 @@
 #include "pool.h"
 #include "evalcache.h"
 #include "evalsel.h"
+#include "filter.h"
 
 #define NONE		UINT64_MAX
 #define MULTIPV_ALL	(-1)
@@ -57,8 +58,7 @@ struct opts {
 	const char *tail_arg;	/* as given, for messages */
 	int keep_depths;
 	pf_pool_opts pool;	/* -e, -j, -O, --retries, --timeout */
-	const char *output;
-	int zstd, force;
+	pf_filter_opts out;	/* -o, -z, -f */
 	const char *cache_file;
 	size_t cache_mem;
 	int skip_done;
@@ -263,9 +263,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "engine", required_argument, NULL, 'e' },
 		{ "option", required_argument, NULL, 'O' },
 		{ "jobs", required_argument, NULL, 'j' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "zstd", no_argument, NULL, 'z' },
-		{ "force", no_argument, NULL, 'f' },
 		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "cache-mem", required_argument, NULL, OPT_CACHE_MEM },
 		{ "drop-failed", no_argument, NULL, OPT_DROP_FAILED },
@@ -280,8 +277,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "tail-nodes", required_argument, NULL, OPT_TAIL_NODES },
 		{ "timeout", required_argument, NULL, PF_POOL_OPT_TIMEOUT },
 		{ "window", required_argument, NULL, OPT_WINDOW },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
+		PF_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *errstr;
@@ -292,8 +288,11 @@ parse_opts(int argc, char **argv, struct opts *o)
 	pf_pool_opts_init(&o->pool);
 	o->cache_mem = 64u << 20;
 	o->window = 4096;
-	while ((ch = getopt_long(argc, argv, "d:n:t:m:ke:O:j:o:zfhV", longopts,
-	    NULL)) != -1) {
+	while ((ch = pf_filter_getopt(argc, argv,
+	    "d:n:t:m:ke:O:j:" PF_FILTER_SHORTOPTS, longopts, NULL, &o->out,
+	    synopsis)) != -1) {
+		if (ch == PF_FILTER_EXIT)
+			return 0;	/* help or version */
 		errstr = NULL;
 		if ((r = pf_pool_opts_take(&o->pool, ch, optarg, err,
 		    sizeof(err))) == -2) {
@@ -333,15 +332,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'k':
 			o->keep_depths = 1;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'z':
-			o->zstd = 1;
-			break;
-		case 'f':
-			o->force = 1;
 			break;
 		case OPT_CACHE:
 			o->cache_file = optarg;
@@ -397,12 +387,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->reproducible = 1;
 			o->no_time = 1;
 			break;
-		case 'h':
-			fputs(synopsis, stdout);
-			return 0;
-		case 'V':
-			pf_print_version();
-			return 0;
 		default:
 			usage();
 			return 2;
@@ -1533,14 +1517,14 @@ main(int argc, char **argv)
 	R.nfiles = argc - optind;
 	R.in_fd = -1;
 	R.status = PF_EXIT_OK;
-	if ((fd = pf_open_output(o.output, o.force, &compress)) == -1) {
-		pf_warn_output(o.output);
+	if ((fd = pf_open_output(o.out.output, o.out.force, &compress)) == -1) {
+		pf_warn_output(o.out.output);
 		free((void *)o.pool.options);
 		return PF_EXIT_DATA;
 	}
-	pf_writer_opts wo = pf_default_writer_opts(compress || o.zstd);
-	if ((R.w = pf_writer_open_fd(fd, o.output ? o.output : "stdout",
-	    &wo)) == NULL) {
+	pf_writer_opts wo = pf_default_writer_opts(compress || o.out.zstd);
+	if ((R.w = pf_writer_open_fd(fd, o.out.output ? o.out.output :
+	    "stdout", &wo)) == NULL) {
 		pf_warn("writer");
 		R.status = PF_EXIT_DATA;
 		goto out;
@@ -1660,8 +1644,9 @@ out:
 	pf_writer_free(R.w);
 	/* An output file left empty by a failed write is removed (it would
 	   read as a complete empty stream). */
-	if (pf_close_output(o.output, fd, r) == -1 && R.status == PF_EXIT_OK) {
-		pf_warn("%s", o.output);
+	if (pf_close_output(o.out.output, fd, r) == -1 &&
+	    R.status == PF_EXIT_OK) {
+		pf_warn("%s", o.out.output);
 		R.status = PF_EXIT_DATA;
 	}
 	if (R.win)

@@ -2,6 +2,7 @@
  * filter.c - the shared record loop of the filters (filter.h).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,27 +53,34 @@ pf_filter_open_raw(pf_filter *f, const char *output, int force)
 }
 
 int
-pf_filter_opt(int ch, const char *arg, pf_filter_opts *o,
+pf_filter_getopt(int argc, char *const argv[], const char *shortopts,
+    const struct option *longopts, int *longindex, pf_filter_opts *o,
     const char *synopsis)
 {
-	switch (ch) {
-	case 'o':
-		o->output = arg;
-		return 0;
-	case 'f':
-		o->force = 1;
-		return 0;
-	case 'z':
-		o->zstd = 1;
-		return 0;
-	case 'h':
-		fputs(synopsis, stdout);
-		return 1;
-	case 'V':
-		pf_print_version();
-		return 1;
+	int ch;
+
+	for (;;) {
+		switch (ch = getopt_long(argc, argv, shortopts, longopts,
+		    longindex)) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'z':
+			o->zstd = 1;
+			break;
+		case 'h':
+			fputs(synopsis, stdout);
+			return PF_FILTER_EXIT;
+		case 'V':
+			pf_print_version();
+			return PF_FILTER_EXIT;
+		default:
+			return ch;
+		}
 	}
-	return -1;
 }
 
 void

@@ -29,9 +29,9 @@ typedef struct pf_filter {
 /*
  * The options every record filter takes: -o file, -f (binary to a
  * terminal), -z (zstd), -h (the synopsis on standard output), -V.  A
- * tool lists PF_FILTER_LONGOPTS in its getopt_long table (it includes
- * <getopt.h>), adds PF_FILTER_SHORTOPTS to its short options, and offers
- * every option to pf_filter_opt first.
+ * tool lists PF_FILTER_LONGOPTS in its struct option table (it includes
+ * <getopt.h>), adds PF_FILTER_SHORTOPTS to its short options, and reads
+ * its options with pf_filter_getopt.
  */
 typedef struct pf_filter_opts {
 	const char *output;
@@ -46,8 +46,17 @@ typedef struct pf_filter_opts {
 	{ "help", no_argument, NULL, 'h' }, \
 	{ "version", no_argument, NULL, 'V' }
 
-/* -1: not one of them; 0: taken; 1: help or version printed (exit 0). */
-int	pf_filter_opt(int ch, const char *arg, pf_filter_opts *o,
+/*
+ * getopt_long(3) that takes the options above into *o and returns only a
+ * tool's own (shortopts and longopts list them, as above); after -h
+ * (synopsis printed on standard output) or -V (the version), it returns
+ * PF_FILTER_EXIT: the tool exits 0.
+ */
+#define PF_FILTER_EXIT	(-2)
+
+struct option;
+int	pf_filter_getopt(int argc, char *const argv[], const char *shortopts,
+	    const struct option *longopts, int *longindex, pf_filter_opts *o,
 	    const char *synopsis);
 
 /* The tool's work on one record (recno counts from 1 in its input). */
