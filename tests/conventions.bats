@@ -65,6 +65,30 @@ synopsis() {
 	done
 }
 
+@test "-h and -V, where the SYNOPSIS lists them, are --help and --version" {
+	local n=0
+	for t in $(tools); do
+		# the first group of single-letter flags: "[-fhVz]"
+		flags=$(synopsis "$TOP/man/man1/$t.1" |
+			grep -o '^[^ ]* \[-[A-Za-z]*\]' | sed 's/.*\[-//; s/\]//' || true)
+		help=$("$t" --help)
+		version=$("$t" --version)
+		if [[ $flags == *h* ]]; then
+			run "$t" -h
+			assert_success
+			[ "$output" = "$help" ] || fail "$t -h: '$output'"
+			n=$((n + 1))
+		fi
+		if [[ $flags == *V* ]]; then
+			run "$t" -V
+			assert_success
+			[ "$output" = "$version" ] || fail "$t -V: '$output'"
+		fi
+	done
+	# the record filters at least (pf_filter_getopt)
+	[ "$n" -ge 8 ] || fail "only $n tools list -h"
+}
+
 @test "an unknown option exits 2 with usage on stderr, nothing on stdout" {
 	for t in $(tools); do
 		run --separate-stderr "$t" --no-such-option
