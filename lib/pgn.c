@@ -310,6 +310,20 @@ is_space(unsigned char c)
 	    c == '\f' || c == 0x1a;
 }
 
+/*
+ * The blanks between games: white space and byte-order marks (a line
+ * that starts with '%' is blank too, an escape: each caller skips it its
+ * own way).  The length of the one at s (before e), else 0.
+ */
+static inline size_t
+blank_len(const char *s, const char *e)
+{
+	if (is_space((unsigned char)*s))
+		return 1;
+	return (unsigned char)s[0] == 0xef && e - s >= 3 &&
+	    (unsigned char)s[1] == 0xbb && (unsigned char)s[2] == 0xbf ? 3 : 0;
+}
+
 static inline int
 is_binary(unsigned char c)
 {
@@ -341,6 +355,7 @@ skip_blank(pf_pgn *p)
 {
 	for (;;) {
 		unsigned char c;
+		size_t k;
 
 		ensure(p, 4);
 		if (AVAIL(p) == 0)
@@ -349,12 +364,8 @@ skip_blank(pf_pgn *p)
 		if (c == '\n') {
 			p->newlines++;
 			p->pos++;
-		} else if (is_space(c))
-			p->pos++;
-		else if (c == 0xef && AVAIL(p) >= 3 &&
-		    (unsigned char)p->pos[1] == 0xbb &&
-		    (unsigned char)p->pos[2] == 0xbf)
-			p->pos += 3;
+		} else if ((k = blank_len(p->pos, p->end)) > 0)
+			p->pos += k;
 		else if (c == '%')
 			skip_line(p);
 		else
@@ -1718,17 +1729,11 @@ pf_pgn_result(const pf_pgn_game *g, enum pf_status st)
 static int
 blank_line(const char *s, const char *e)
 {
-	while (s < e) {
-		unsigned char c = (unsigned char)*s;
+	size_t k;
 
-		if (is_space(c))
-			s++;
-		else if (c == 0xef && e - s >= 3 &&
-		    (unsigned char)s[1] == 0xbb && (unsigned char)s[2] == 0xbf)
-			s += 3;
-		else
-			return c == '%';
-	}
+	for (; s < e; s += k)
+		if ((k = blank_len(s, e)) == 0)
+			return *s == '%';
 	return 1;
 }
 
@@ -1911,14 +1916,10 @@ pf_pgn_sniff(const char *buf, size_t len, int format, int eof)
 	/* as pf_pgn_next: past blanks and '%' lines, then the first text */
 	while (s < e) {
 		const char *nl;
+		size_t k;
 
-		if (is_space((unsigned char)*s)) {
-			s++;
-			continue;
-		}
-		if ((unsigned char)*s == 0xef && e - s >= 3 &&
-		    (unsigned char)s[1] == 0xbb && (unsigned char)s[2] == 0xbf) {
-			s += 3;
+		if ((k = blank_len(s, e)) > 0) {
+			s += k;
 			continue;
 		}
 		if (!eof && e - s < 3 && (unsigned char)*s == 0xef)
