@@ -47,7 +47,12 @@ struct run {
 	pf_extbuf eb;
 	pf_board board;		/* the pending record's board */
 	uint64_t games, entries, damaged;
+	uint64_t file_damaged;	/* in the current file */
 };
+
+/* Damaged places named per file; the summary counts them all (a file of
+   something else altogether is not a screenful of offsets per entry). */
+#define DAMAGE_NAMED	10
 
 static const char synopsis[] =
     "usage: posimport [-fhVz] -F format [-o file] [file ...]\n";
@@ -128,12 +133,27 @@ take(struct run *R, const pf_sfentry *e, int link)
 	R->board = e->board;
 }
 
+/* A damaged place, msg its whole message. */
+static void
+damaged(struct run *R, const char *msg)
+{
+	if (++R->file_damaged <= DAMAGE_NAMED)
+		pf_warnx("%s", msg);
+	else if (R->file_damaged == DAMAGE_NAMED + 1)
+		pf_warnx("%s: more damage, not named (the summary counts "
+		    "it)", R->name);
+	R->f->status = PF_EXIT_DATA;
+	R->damaged++;
+}
+
 static void
 damage(struct run *R, uint64_t offset, const char *why)
 {
-	pf_warnx("%s: offset %" PRIu64 ": %s", R->name, offset, why);
-	R->f->status = PF_EXIT_DATA;
-	R->damaged++;
+	char msg[640];
+
+	snprintf(msg, sizeof(msg), "%s: offset %" PRIu64 ": %s", R->name,
+	    offset, why);
+	damaged(R, msg);
 }
 
 /* ---- readers ----------------------------------------------------------- */
@@ -152,9 +172,7 @@ read_binpack(struct run *R, int fd)
 	}
 	while (!R->f->stop && (rc = pf_binpack_read(r, &e)) != 0) {
 		if (rc == -1) {
-			pf_warnx("%s", pf_binpack_reader_error(r));
-			R->f->status = PF_EXIT_DATA;
-			R->damaged++;
+			damaged(R, pf_binpack_reader_error(r));
 			flush_pending(R, 1);
 			continue;
 		}
@@ -336,6 +354,7 @@ import_file(struct run *R, const char *path)
 	int fd;
 
 	R->name = pf_input_name(path);
+	R->file_damaged = 0;
 	if (strcmp(path, "-") == 0)
 		fd = STDIN_FILENO;
 	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {

@@ -101,6 +101,17 @@ posimport: 100 entries in 2 games imported (bin); 1 damaged places"
 	[ "$(posdump --fields move bp.pos)" = "move=e2e4" ]
 }
 
+@test "damage: ten places named per file, the rest counted in the summary" {
+	# 500 entries of bin of which none is a position
+	head -c 20000 /dev/zero | tr '\0' '\377' > junk.bin
+	run --separate-stderr posimport -F bin junk.bin junk.bin -o j.pos
+	assert_failure 1
+	[ "$(grep -c ': offset ' <<< "$stderr")" -eq 20 ]
+	[ "$(grep -c '^posimport: junk.bin: more damage, not named (the summary counts it)$' <<< "$stderr")" -eq 2 ]
+	[[ "$stderr" == *"0 entries in 0 games imported (bin); 1000 damaged places" ]] ||
+	    fail "$stderr"
+}
+
 @test "--help, --version, invalid calls: exit 2, usage on stderr, nothing on stdout" {
 	run --separate-stderr posimport --help
 	assert_success
