@@ -73,8 +73,8 @@ DEB_PKGS = gcc make pkg-config libzstd-dev zlib1g-dev libarchive-dev \
 	slurm-wlm slurmctld slurmd slurm-client munge
 # and for make check only: a browser to look at posstat's HTML report
 TEST_PKGS = chromium
-PKGS = $(DEB_PKGS)
-check: PKGS = $(DEB_PKGS) $(TEST_PKGS)
+INSTALL_PKGS = $(DEB_PKGS)
+check: INSTALL_PKGS = $(DEB_PKGS) $(TEST_PKGS)
 
 .PHONY: all check unit bats lint deps demo install clean bench
 
@@ -111,7 +111,7 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB_A) $(LIB_HDR)
 # Install missing Debian packages when run as root; a no-op when all are
 # present.  Without root, say what is missing and go on.
 deps:
-	@missing=""; for p in $(PKGS); do \
+	@missing=""; for p in $(INSTALL_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
