@@ -24,12 +24,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "input.h"
 #include "record.h"
 
 #define CAP	(PF_INPUT_BUFSIZE + PF_INPUT_KEEP)
+
+enum { NATIVE_NONE, NATIVE_ZSTD, NATIVE_GZIP };
 #define REPLAY_MAX	(16u << 20)	/* raw bytes kept to read a pipe
 					   again (see reopen_text) */
 
@@ -72,10 +75,11 @@ struct pf_input {
 	char *name;
 	char *member;
 	char err[256];
-	/* zstd text, decompressed here (see zstd_more) */
+	/* zstd or gzip text, decompressed here (see zstd_more, gz_more) */
+	int native;		/* NATIVE_* */
 	ZSTD_DStream *zd;
-	int native;
-	int zmid;		/* inside a frame */
+	z_stream *gz;
+	int zmid;		/* inside a frame or a gzip member */
 	size_t zin_pos, zin_len;	/* compressed bytes in rbuf */
 };
 
@@ -175,6 +179,9 @@ pf_input_free(pf_input *in)
 	free(in->member);
 	free(in->replay);
 	ZSTD_freeDStream(in->zd);
+	if (in->gz != NULL)
+		inflateEnd(in->gz);
+	free(in->gz);
 	free(in);
 }
 
@@ -461,6 +468,28 @@ all_zero(const char *p, size_t n)
 }
 
 /*
+ * extra bytes after the compressed data so far, garbage if not all zero;
+ * read_on: the rest of the input (read_some) is more of them.  0 for
+ * zero padding, or -1 with in->err naming the garbage.
+ */
+static int
+trailing(pf_input *in, uint64_t extra, int garbage, int read_on)
+{
+	ssize_t n;
+
+	while (read_on && (n = read_some(in)) > 0) {
+		extra += (uint64_t)n;
+		garbage |= !all_zero(in->rbuf, (size_t)n);
+	}
+	if (!garbage)
+		return 0;
+	snprintf(in->err, sizeof(in->err), "%llu byte%s of trailing garbage "
+	    "after the compressed data", (unsigned long long)extra,
+	    extra == 1 ? "" : "s");
+	return -1;
+}
+
+/*
  * At the end of a plain compressed member: the compressed data must end
  * where the input ends.  libarchive's gzip and bzip2 readers stop at
  * whatever is not a next member and say nothing; zero bytes (padding to
@@ -495,8 +524,6 @@ check_trailing(pf_input *in)
 			at += n;
 		}
 	} else {
-		ssize_t n;
-
 		if (in->raw_read > (uint64_t)used) {
 			extra = in->raw_read - (uint64_t)used;
 			/* the tail of the last block handed out; anything
@@ -505,23 +532,43 @@ check_trailing(pf_input *in)
 			    !all_zero(in->last_blk + in->last_n - extra,
 			    (size_t)extra);
 		}
-		while ((n = read_some(in)) > 0) {
-			extra += (uint64_t)n;
-			garbage |= !all_zero(in->rbuf, (size_t)n);
-		}
+		return trailing(in, extra, garbage, 1);
 	}
-	if (!garbage)
-		return 0;
-	snprintf(in->err, sizeof(in->err), "%llu byte%s of trailing garbage "
-	    "after the compressed data", (unsigned long long)extra,
-	    extra == 1 ? "" : "s");
-	return -1;
+	return trailing(in, extra, garbage, 0);
 }
 
 /*
- * Text compressed with zstd alone, in a regular file or from a pipe, is
- * decompressed here rather than by libarchive, whose zstd reader drops the text it
- * has decoded but not handed out when it meets damage (tens of games
+ * Compressed bytes at hand in rbuf (read when none are left): 1, 0 at
+ * the end of the input between frames or members, -1 with in->err set
+ * (truncated: the message for an end inside one).
+ */
+static int
+native_input(pf_input *in, const char *truncated)
+{
+	ssize_t n;
+
+	if (in->zin_pos < in->zin_len)
+		return 1;
+	if ((n = read_some(in)) < 0) {
+		snprintf(in->err, sizeof(in->err), "%s", strerror(errno));
+		return -1;
+	}
+	if (n == 0) {
+		if (!in->zmid)
+			return 0;
+		snprintf(in->err, sizeof(in->err), "%s", truncated);
+		return -1;
+	}
+	in->zin_pos = 0;
+	in->zin_len = (size_t)n;
+	return 1;
+}
+
+/*
+ * Text compressed with zstd alone (or gzip: gz_more), in a regular file
+ * or from a pipe, is decompressed here rather than by libarchive, whose
+ * zstd reader drops the text it has decoded but not handed out when it
+ * meets damage (tens of games
  * before a damaged frame or garbage at the end): here every byte decoded
  * before the damage is handed out.  The messages are libarchive's.  The
  * text goes straight into buf.  1 (text added), 0 at the end, -1 with
@@ -536,25 +583,10 @@ zstd_more(pf_input *in)
 		ZSTD_inBuffer zi;
 		ZSTD_outBuffer zo = { in->buf, CAP, in->len };
 		size_t r;
+		int k;
 
-		if (in->zin_pos == in->zin_len) {
-			ssize_t n = read_some(in);
-
-			if (n < 0) {
-				snprintf(in->err, sizeof(in->err), "%s",
-				    strerror(errno));
-				return -1;
-			}
-			if (n == 0) {
-				if (!in->zmid)
-					return 0;
-				snprintf(in->err, sizeof(in->err),
-				    "Truncated zstd input");
-				return -1;
-			}
-			in->zin_pos = 0;
-			in->zin_len = (size_t)n;
-		}
+		if ((k = native_input(in, "Truncated zstd input")) <= 0)
+			return k;
 		zi.src = in->rbuf;
 		zi.size = in->zin_len;
 		zi.pos = in->zin_pos;
@@ -580,17 +612,87 @@ is_blank_ctl(char c)
 }
 
 /*
- * Read the zstd text from here on: from byte at of the file (a frame's
- * start), or (at < 0, a pipe) from the block in rbuf read ahead.
+ * After the last frame or member: the rest of the input, from rbuf on,
+ * must be zero bytes (padding); anything else is named as libarchive's
+ * check_trailing names it.  0 at a clean end, -1 with in->err set.
  */
 static int
-zstd_start(pf_input *in, int64_t at)
+native_trailing(pf_input *in)
 {
-	if (in->zd == NULL && (in->zd = ZSTD_createDStream()) == NULL) {
-		snprintf(in->err, sizeof(in->err), "out of memory");
-		return -1;
+	uint64_t extra = in->zin_len - in->zin_pos;
+	int garbage = !all_zero(in->rbuf + in->zin_pos, (size_t)extra);
+
+	in->zin_pos = in->zin_len;
+	return trailing(in, extra, garbage, 1);
+}
+
+/*
+ * gzip text, as zstd_more: every byte decoded before damage is handed
+ * out (libarchive's gzip reader, like its zstd reader, dropped what it
+ * had decoded: tens of games before a cut, every game of a small file).
+ * Members follow one another; after the last, only zero bytes may
+ * follow.  The messages are libarchive's, zlib's reason added.
+ */
+static int
+gz_more(pf_input *in)
+{
+	z_stream *z = in->gz;
+	size_t was = in->len;
+
+	for (;;) {
+		int r;
+
+		if ((r = native_input(in, "truncated gzip input")) <= 0)
+			return r;
+		if (!in->zmid) {
+			/* the next member, or the end: zeros or garbage */
+			if ((unsigned char)in->rbuf[in->zin_pos] != 0x1f)
+				return native_trailing(in);
+			inflateReset(z);
+			in->zmid = 1;
+		}
+		z->next_in = (unsigned char *)in->rbuf + in->zin_pos;
+		z->avail_in = (uInt)(in->zin_len - in->zin_pos);
+		z->next_out = (unsigned char *)in->buf + in->len;
+		z->avail_out = (uInt)(CAP - in->len);
+		r = inflate(z, Z_NO_FLUSH);
+		in->zin_pos = in->zin_len - z->avail_in;
+		in->len = CAP - z->avail_out;
+		if (r == Z_STREAM_END)
+			in->zmid = 0;
+		else if (r != Z_OK && !(r == Z_BUF_ERROR && z->avail_in == 0)) {
+			snprintf(in->err, sizeof(in->err), "gzip decompression "
+			    "failed%s%s", z->msg != NULL ? ": " : "",
+			    z->msg != NULL ? z->msg : "");
+			return -1;
+		}
+		if (in->len > was)
+			return 1;
 	}
-	ZSTD_DCtx_reset(in->zd, ZSTD_reset_session_only);
+}
+
+/*
+ * Read the text of kind (NATIVE_ZSTD or NATIVE_GZIP) from here on: from
+ * byte at of the file (a frame's or a member's start), or (at < 0, a
+ * pipe) from the block in rbuf read ahead.
+ */
+static int
+native_start(pf_input *in, int kind, int64_t at)
+{
+	if (kind == NATIVE_ZSTD) {
+		if (in->zd == NULL &&
+		    (in->zd = ZSTD_createDStream()) == NULL)
+			goto nomem;
+		ZSTD_DCtx_reset(in->zd, ZSTD_reset_session_only);
+	} else if (in->gz == NULL) {
+		if ((in->gz = calloc(1, sizeof(*in->gz))) == NULL)
+			goto nomem;
+		if (inflateInit2(in->gz, 16 + MAX_WBITS) != Z_OK) {
+			free(in->gz);
+			in->gz = NULL;
+			goto nomem;
+		}
+	}
 	in->zin_pos = in->zin_len = 0;
 	if (at < 0) {
 		in->zin_len = in->pre_len;
@@ -599,7 +701,7 @@ zstd_start(pf_input *in, int64_t at)
 		snprintf(in->err, sizeof(in->err), "%s", strerror(errno));
 		return -1;
 	}
-	in->native = 1;
+	in->native = kind;
 	in->zmid = 0;
 	in->len = 0;
 	in->buf[0] = '\0';
@@ -608,82 +710,133 @@ zstd_start(pf_input *in, int64_t at)
 	in->member_eof = in->fail_pending = 0;
 	in->done = 1;		/* the member is the whole input */
 	return 0;
+nomem:
+	snprintf(in->err, sizeof(in->err), "out of memory");
+	return -1;
 }
 
-/*
- * Do the n bytes at src start a zstd frame of text: do the first 512
- * bytes it decodes to (or all it decodes to, up to damage or the end:
- * ended, no more input after src) have no control bytes but white space,
- * and no tar header?  Then no archive and no other compressed data is
- * inside, and the text can be read here (zstd_more) rather than by
- * libarchive, which drops the text it decoded but did not hand out when
- * it meets damage.  1 or 0; 2: text so far, more input needed to tell.
- */
-static int
-zstd_text_head(pf_input *in, const char *src, size_t n, int ended)
+/* The first cap bytes of zstd text src decodes to, into head; *bad: it
+   met damage (or cannot go on). */
+static size_t
+zstd_head(pf_input *in, const char *src, size_t n, char *head, size_t cap,
+    int *bad)
 {
-	char head[512];
 	ZSTD_inBuffer zi = { src, n, 0 };
-	ZSTD_outBuffer zo = { head, sizeof(head), 0 };
-	size_t i;
-	int bad = 0;
+	ZSTD_outBuffer zo = { head, cap, 0 };
 
-	if (n < 4 || pf_get32((const uint8_t *)src) != ZSTD_MAGICNUMBER)
-		return n < 4 && !ended && (n == 0 || memcmp(src,
-		    "\x28\xb5\x2f\xfd", n) == 0) ? 2 : 0;
-	if (in->zd == NULL && (in->zd = ZSTD_createDStream()) == NULL)
+	if (in->zd == NULL && (in->zd = ZSTD_createDStream()) == NULL) {
+		*bad = 1;
 		return 0;
+	}
 	ZSTD_DCtx_reset(in->zd, ZSTD_reset_session_only);
 	while (zo.pos < zo.size && zi.pos < zi.size) {
 		size_t was = zi.pos + zo.pos;
 
 		if (ZSTD_isError(ZSTD_decompressStream(in->zd, &zo, &zi)) ||
 		    zi.pos + zo.pos == was) {
-			bad = 1;
+			*bad = 1;
 			break;
 		}
 	}
-	for (i = 0; i < zo.pos; i++)
-		if ((unsigned char)head[i] < 0x20 && !is_blank_ctl(head[i]))
-			return 0;
-	if (!bad && !ended && zo.pos < zo.size)
-		return 2;
-	if (zo.pos == 0 || (zo.pos >= 262 && memcmp(head + 257, "ustar", 5) == 0))
+	return zo.pos;
+}
+
+/* The same for gzip (the first member: its end ends the look). */
+static size_t
+gz_head(const char *src, size_t n, char *head, size_t cap, int *bad)
+{
+	z_stream z;
+	size_t len;
+	int r;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		*bad = 1;
 		return 0;
-	return 1;
+	}
+	z.next_in = (unsigned char *)src;
+	z.avail_in = (uInt)n;
+	z.next_out = (unsigned char *)head;
+	z.avail_out = (uInt)cap;
+	r = inflate(&z, Z_NO_FLUSH);
+	if (r != Z_OK && !(r == Z_BUF_ERROR && z.avail_in == 0))
+		*bad = 1;	/* damage, or the member's end */
+	len = cap - z.avail_out;
+	inflateEnd(&z);
+	return len;
 }
 
 /*
- * libarchive could not read the start of a zstd file: damage near the
- * start, met while it detected the format, and every game before it
- * would be lost.  A file of zstd text (zstd_text_head) is read here up
- * to the damage instead.  0, or -1 (in->err kept).
+ * Do the n bytes at src start zstd or gzip text: do the first 512 bytes
+ * it decodes to (or all it decodes to, up to damage or the end: ended,
+ * no more input after src) have no control bytes but white space, and no
+ * tar header?  Then no archive and no other compressed data is inside,
+ * and the text can be read here (zstd_more, gz_more) rather than by
+ * libarchive, which drops the text it decoded but did not hand out when
+ * it meets damage.  NATIVE_ZSTD or NATIVE_GZIP, NATIVE_NONE (0) when not,
+ * -1 when it is text so far and more input is needed to tell.
  */
 static int
-zstd_salvage(pf_input *in)
+text_head(pf_input *in, const char *src, size_t n, int ended)
+{
+	static const char zm[4] = "\x28\xb5\x2f\xfd", gm[3] = "\x1f\x8b\x08";
+	char head[512];
+	size_t len, i;
+	int kind, bad = 0;
+
+	if (n >= sizeof(zm) && memcmp(src, zm, sizeof(zm)) == 0)
+		kind = NATIVE_ZSTD;
+	else if (n >= sizeof(gm) && memcmp(src, gm, sizeof(gm)) == 0)
+		kind = NATIVE_GZIP;
+	else
+		return !ended && n < sizeof(zm) && (memcmp(src, zm, n) == 0 ||
+		    (n < sizeof(gm) && memcmp(src, gm, n) == 0)) ? -1 : 0;
+	len = kind == NATIVE_ZSTD ?
+	    zstd_head(in, src, n, head, sizeof(head), &bad) :
+	    gz_head(src, n, head, sizeof(head), &bad);
+	for (i = 0; i < len; i++)
+		if ((unsigned char)head[i] < 0x20 && !is_blank_ctl(head[i]))
+			return 0;
+	if (!bad && !ended && len < sizeof(head))
+		return -1;
+	if (len == 0 || (len >= 262 && memcmp(head + 257, "ustar", 5) == 0))
+		return 0;
+	return kind;
+}
+
+/*
+ * libarchive could not read the start of a zstd or gzip file: damage
+ * near the start, met while it detected the format (for a small file,
+ * anywhere), and every game before it would be lost.  A file of zstd or
+ * gzip text (text_head) is read here up to the damage instead.  0, or -1
+ * (in->err kept).
+ */
+static int
+salvage(pf_input *in)
 {
 	ssize_t n;
+	int kind;
 
 	if (!in->regular || in->text_only ||
 	    (n = pread(in->fd, in->rbuf, PF_INPUT_BUFSIZE, in->start_off)) <
-	    0 || zstd_text_head(in, in->rbuf, (size_t)n, 1) != 1)
+	    0 || (kind = text_head(in, in->rbuf, (size_t)n, 1)) <= 0)
 		return -1;
-	return zstd_start(in, (int64_t)in->start_off) < 0 ? -1 : 0;
+	return native_start(in, kind, (int64_t)in->start_off) < 0 ? -1 : 0;
 }
 
 /*
- * From a pipe: is the input zstd text (zstd_text_head)?  Reads on into
- * rbuf (after the block detect_direct read) while it cannot tell: a slow
- * writer's first block may end inside the first frame's header.  1 or 0,
- * -1 on a read error.
+ * From a pipe: is the input zstd or gzip text (text_head)?  Reads on
+ * into rbuf (after the block detect_direct read) while it cannot tell: a
+ * slow writer's first block may end inside the first frame's header.
+ * The kind, 0, or -2 on a read error.
  */
 static int
-zstd_pipe_head(pf_input *in)
+pipe_head(pf_input *in)
 {
 	int t;
 
-	while ((t = zstd_text_head(in, in->rbuf, in->pre_len,
-	    in->pre_len == PF_INPUT_BUFSIZE)) == 2) {
+	while ((t = text_head(in, in->rbuf, in->pre_len,
+	    in->pre_len == PF_INPUT_BUFSIZE)) < 0) {
 		ssize_t n = read(in->fd, in->rbuf + in->pre_len,
 		    PF_INPUT_BUFSIZE - in->pre_len);
 
@@ -698,10 +851,10 @@ zstd_pipe_head(pf_input *in)
 		if (n < 0) {
 			snprintf(in->err, sizeof(in->err), "%s",
 			    strerror(errno));
-			return -1;
+			return -2;
 		}
 		if (n == 0)
-			return zstd_text_head(in, in->rbuf, in->pre_len, 1);
+			return text_head(in, in->rbuf, in->pre_len, 1);
 		in->pre_len += (size_t)n;
 	}
 	return t;
@@ -732,14 +885,15 @@ pf_input_next_member(pf_input *in)
 			in->buf[0] = '\0';
 			return 1;
 		}
-		/* zstd text from a pipe: read here, as from a file */
-		if ((d = zstd_pipe_head(in)) < 0) {
+		/* zstd or gzip text from a pipe: read here, as from a
+		   file */
+		if ((d = pipe_head(in)) < 0) {
 			in->done = 1;
 			return -1;
 		}
-		if (d == 1) {
+		if (d > 0) {
 			in->opened = 1;
-			if (zstd_start(in, -1) < 0) {
+			if (native_start(in, d, -1) < 0) {
 				in->done = 1;
 				return -1;
 			}
@@ -749,7 +903,7 @@ pf_input_next_member(pf_input *in)
 	if (!in->opened) {
 		in->opened = 1;
 		if (open_archive(in) < 0) {
-			if (zstd_salvage(in) == 0)
+			if (salvage(in) == 0)
 				goto salvaged;
 			in->done = 1;
 			return -1;
@@ -786,7 +940,7 @@ pf_input_next_member(pf_input *in)
 		if (r < ARCHIVE_WARN) {
 			set_archive_error(in, failed ? "cannot read past the "
 			    "damaged member" : "cannot read");
-			if (in->headers == 0 && zstd_salvage(in) == 0)
+			if (in->headers == 0 && salvage(in) == 0)
 				goto salvaged;
 			in->done = 1;
 			return -1;
@@ -818,10 +972,12 @@ salvaged:
 	    archive_format(in->a) == ARCHIVE_FORMAT_EMPTY)
 		in->member_eof = 1;
 	if (in->raw && !in->member_eof && !in->native && in->regular &&
-	    !in->text_only &&
-	    archive_filter_count(in->a) == 2 &&
-	    archive_filter_code(in->a, 0) == ARCHIVE_FILTER_ZSTD &&
-	    zstd_start(in, (int64_t)in->start_off) < 0) {
+	    !in->text_only && archive_filter_count(in->a) == 2 &&
+	    (archive_filter_code(in->a, 0) == ARCHIVE_FILTER_ZSTD ||
+	    archive_filter_code(in->a, 0) == ARCHIVE_FILTER_GZIP) &&
+	    native_start(in, archive_filter_code(in->a, 0) ==
+	    ARCHIVE_FILTER_ZSTD ? NATIVE_ZSTD : NATIVE_GZIP,
+	    (int64_t)in->start_off) < 0) {
 		in->done = 1;
 		return -1;
 	}
@@ -846,7 +1002,8 @@ salvaged:
 int
 pf_input_zstd_text(const pf_input *in, int *fd, uint64_t *start)
 {
-	if (!in->native || !in->regular || in->member_eof || in->fail_pending)
+	if (in->native != NATIVE_ZSTD || !in->regular || in->member_eof ||
+	    in->fail_pending)
 		return 0;
 	*fd = in->fd;
 	*start = (uint64_t)in->start_off;
@@ -856,7 +1013,7 @@ pf_input_zstd_text(const pf_input *in, int *fd, uint64_t *start)
 int
 pf_input_resume(pf_input *in, uint64_t at)
 {
-	if (zstd_start(in, (int64_t)at) < 0) {
+	if (native_start(in, NATIVE_ZSTD, (int64_t)at) < 0) {
 		in->member_eof = 1;
 		return -1;
 	}
@@ -942,7 +1099,8 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 		size_t n;
 
 		if (in->native) {
-			int r = zstd_more(in);
+			int r = in->native == NATIVE_ZSTD ? zstd_more(in) :
+			    gz_more(in);
 
 			if (r == 0) {
 				in->member_eof = 1;
