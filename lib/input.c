@@ -80,6 +80,8 @@ struct pf_input {
 	ZSTD_DStream *zd;
 	z_stream *gz;
 	int zmid;		/* inside a frame or a gzip member */
+	unsigned char first[4];	/* a pipe's first bytes (see cut_header) */
+	size_t first_n;
 	size_t zin_pos, zin_len;	/* compressed bytes in rbuf */
 };
 
@@ -784,13 +786,19 @@ text_head(pf_input *in, const char *src, size_t n, int ended)
 	size_t len, i;
 	int kind, bad = 0;
 
-	if (n >= sizeof(zm) && memcmp(src, zm, sizeof(zm)) == 0)
+	/* a zstd frame, or a skippable frame first (as pzstd writes) */
+	if (n >= 4 && (memcmp(src, zm, sizeof(zm)) == 0 ||
+	    (pf_get32((const uint8_t *)src) & ZSTD_MAGIC_SKIPPABLE_MASK) ==
+	    ZSTD_MAGIC_SKIPPABLE_START))
 		kind = NATIVE_ZSTD;
 	else if (n >= sizeof(gm) && memcmp(src, gm, sizeof(gm)) == 0)
 		kind = NATIVE_GZIP;
 	else
-		return !ended && n < sizeof(zm) && (memcmp(src, zm, n) == 0 ||
-		    (n < sizeof(gm) && memcmp(src, gm, n) == 0)) ? -1 : 0;
+		return !ended && n < 4 && (memcmp(src, zm, n) == 0 ||
+		    (n < sizeof(gm) && memcmp(src, gm, n) == 0) ||
+		    (n > 0 && ((unsigned char)src[0] & 0xf0) == 0x50 &&
+		    memcmp(src + 1, "\x2a\x4d", n - 1 < 2 ? n - 1 : 2) ==
+		    0)) ? -1 : 0;
 	len = kind == NATIVE_ZSTD ?
 	    zstd_head(in, src, n, head, sizeof(head), &bad) :
 	    gz_head(src, n, head, sizeof(head), &bad);
@@ -860,6 +868,31 @@ pipe_head(pf_input *in)
 	return t;
 }
 
+/*
+ * libarchive reads a gzip or zstd file cut inside its header as plain
+ * data (no filter takes it): the input's first bytes are the magic of
+ * one, and its "text" would be the compressed bytes.  The reason, or
+ * NULL.
+ */
+static const char *
+cut_header(pf_input *in)
+{
+	unsigned char b[4];
+	size_t n = in->first_n;
+
+	if (in->regular) {
+		ssize_t r = pread(in->fd, b, sizeof(b), in->start_off);
+
+		n = r > 0 ? (size_t)r : 0;
+	} else
+		memcpy(b, in->first, n);
+	if (n >= 3 && memcmp(b, "\x1f\x8b\x08", 3) == 0)
+		return "cannot read: truncated or damaged gzip input";
+	if (n >= 4 && memcmp(b, "\x28\xb5\x2f\xfd", 4) == 0)
+		return "cannot read: truncated or damaged zstd input";
+	return NULL;
+}
+
 int
 pf_input_next_member(pf_input *in)
 {
@@ -891,6 +924,8 @@ pf_input_next_member(pf_input *in)
 			in->done = 1;
 			return -1;
 		}
+		in->first_n = in->pre_len < 4 ? in->pre_len : 4;
+		memcpy(in->first, in->rbuf, in->first_n);
 		if (d > 0) {
 			in->opened = 1;
 			if (native_start(in, d, -1) < 0) {
@@ -971,15 +1006,31 @@ salvaged:
 	if (in->raw && !in->native &&
 	    archive_format(in->a) == ARCHIVE_FORMAT_EMPTY)
 		in->member_eof = 1;
+	if (in->raw && !in->native && !in->member_eof && !in->text_only &&
+	    archive_filter_count(in->a) == 1) {
+		const char *why = cut_header(in);
+
+		if (why != NULL) {
+			snprintf(in->err, sizeof(in->err), "%s", why);
+			in->member_eof = in->done = 1;
+			return -1;
+		}
+	}
+	/* zstd or gzip text in a file: read here (as from a pipe: the
+	   same test, text_head, so that both read alike) */
 	if (in->raw && !in->member_eof && !in->native && in->regular &&
 	    !in->text_only && archive_filter_count(in->a) == 2 &&
 	    (archive_filter_code(in->a, 0) == ARCHIVE_FILTER_ZSTD ||
-	    archive_filter_code(in->a, 0) == ARCHIVE_FILTER_GZIP) &&
-	    native_start(in, archive_filter_code(in->a, 0) ==
-	    ARCHIVE_FILTER_ZSTD ? NATIVE_ZSTD : NATIVE_GZIP,
-	    (int64_t)in->start_off) < 0) {
-		in->done = 1;
-		return -1;
+	    archive_filter_code(in->a, 0) == ARCHIVE_FILTER_GZIP)) {
+		ssize_t n = pread(in->fd, in->rbuf, PF_INPUT_BUFSIZE,
+		    in->start_off);
+		int kind = n > 0 ? text_head(in, in->rbuf, (size_t)n, 1) : 0;
+
+		if (kind > 0 && native_start(in, kind,
+		    (int64_t)in->start_off) < 0) {
+			in->done = 1;
+			return -1;
+		}
 	}
 	if (in->raw && !in->member_eof) {
 		/* The first block, to look at: a tar header here is one

@@ -409,6 +409,12 @@ pgn2pos: 2 games read, 2 kept (1 truncated), 0 skipped; 6 positions written" ]
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"half.gz: read error after game $games: truncated gzip input"* ]] ||
 	    fail "$stderr"
+	# cut inside its header: named, not read as text
+	head -c 8 small.gz > header.gz
+	p2p header.gz
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"header.gz: cannot read: truncated or damaged gzip input"* ]] ||
+	    fail "$stderr"
 	# bytes after the last member: zeros pass, anything else is named;
 	# a wrong check value is damage too (libarchive did not look)
 	{ cat small.gz small.gz; head -c 100 /dev/zero; } > pad.gz
