@@ -80,7 +80,7 @@ struct pf_input {
 	ZSTD_DStream *zd;
 	z_stream *gz;
 	int zmid;		/* inside a frame or a gzip member */
-	unsigned char first[4];	/* a pipe's first bytes (see cut_header) */
+	char first[4];		/* the input's first bytes (cut_header) */
 	size_t first_n;
 	size_t zin_pos, zin_len;	/* compressed bytes in rbuf */
 };
@@ -195,13 +195,14 @@ pf_input_set_idle(pf_input *in, void (*idle)(void *), void *arg)
 }
 
 /*
- * One read(2) into rbuf.  Before a read that would wait (a pipe or
- * terminal with nothing ready) the caller's idle hook runs, so that it can
- * flush its output.  EINTR is retried; a non-blocking descriptor with no
- * data (EAGAIN) is waited for, as a blocking one would be.
+ * One read(2) of up to size bytes into p.  Before a read that would wait
+ * (a pipe or terminal with nothing ready) the caller's idle hook runs, so
+ * that it can flush its output.  EINTR is retried; a non-blocking
+ * descriptor with no data (EAGAIN) is waited for, as a blocking one would
+ * be.
  */
 static ssize_t
-read_some(pf_input *in)
+read_into(pf_input *in, char *p, size_t size)
 {
 	struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
 	ssize_t n;
@@ -209,13 +210,20 @@ read_some(pf_input *in)
 	if (in->idle != NULL && !in->regular && poll(&pfd, 1, 0) == 0)
 		in->idle(in->idle_arg);
 	for (;;) {
-		if ((n = read(in->fd, in->rbuf, PF_INPUT_BUFSIZE)) >= 0)
+		if ((n = read(in->fd, p, size)) >= 0)
 			return n;
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			(void)poll(&pfd, 1, -1);
 		else if (errno != EINTR)
 			return n;
 	}
+}
+
+/* One read(2) into rbuf (read_into). */
+static ssize_t
+read_some(pf_input *in)
+{
+	return read_into(in, in->rbuf, PF_INPUT_BUFSIZE);
 }
 
 /*
@@ -567,14 +575,12 @@ native_input(pf_input *in, const char *truncated)
 }
 
 /*
- * Text compressed with zstd alone (or gzip: gz_more), in a regular file
- * or from a pipe, is decompressed here rather than by libarchive, whose
- * zstd reader drops the text it has decoded but not handed out when it
- * meets damage (tens of games
- * before a damaged frame or garbage at the end): here every byte decoded
- * before the damage is handed out.  The messages are libarchive's.  The
- * text goes straight into buf.  1 (text added), 0 at the end, -1 with
- * in->err set.
+ * zstd text (native_head: gzip's is gz_more) is decompressed here rather
+ * than by libarchive, whose zstd reader drops the text it has decoded but
+ * not handed out when it meets damage (tens of games before a damaged
+ * frame or garbage at the end): here every byte decoded before the
+ * damage is handed out.  The messages are libarchive's.  The text goes
+ * straight into buf.  1 (text added), 0 at the end, -1 with in->err set.
  */
 static int
 zstd_more(pf_input *in)
@@ -778,27 +784,42 @@ gz_head(const char *src, size_t n, char *head, size_t cap, int *bad)
  * it meets damage.  NATIVE_ZSTD or NATIVE_GZIP, NATIVE_NONE (0) when not,
  * -1 when it is text so far and more input is needed to tell.
  */
+/*
+ * The compression the n bytes at b start with: NATIVE_ZSTD (a zstd
+ * frame, or a skippable frame first, as pzstd writes), NATIVE_GZIP
+ * (deflate), NATIVE_NONE; -1 when n is too short to tell and b could
+ * still begin one.
+ */
+static int
+magic_kind(const char *b, size_t n)
+{
+	static const char zm[4] = "\x28\xb5\x2f\xfd", gm[3] = "\x1f\x8b\x08";
+	static const char sm[3] = "\x50\x2a\x4d";	/* skippable: 0x5? */
+	size_t k = n < 4 ? n : 4;
+
+	if (n >= 4 && (memcmp(b, zm, 4) == 0 ||
+	    (pf_get32((const uint8_t *)b) & ZSTD_MAGIC_SKIPPABLE_MASK) ==
+	    ZSTD_MAGIC_SKIPPABLE_START))
+		return NATIVE_ZSTD;
+	if (n >= 3 && memcmp(b, gm, 3) == 0)
+		return NATIVE_GZIP;
+	if (n < 4 && (memcmp(b, zm, k) == 0 ||
+	    (n < 3 && memcmp(b, gm, k) == 0) ||
+	    (n > 0 && ((unsigned char)b[0] & 0xf0) == 0x50 &&
+	    memcmp(b + 1, sm + 1, k - 1) == 0)))
+		return -1;
+	return NATIVE_NONE;
+}
+
 static int
 text_head(pf_input *in, const char *src, size_t n, int ended)
 {
-	static const char zm[4] = "\x28\xb5\x2f\xfd", gm[3] = "\x1f\x8b\x08";
 	char head[512];
 	size_t len, i;
 	int kind, bad = 0;
 
-	/* a zstd frame, or a skippable frame first (as pzstd writes) */
-	if (n >= 4 && (memcmp(src, zm, sizeof(zm)) == 0 ||
-	    (pf_get32((const uint8_t *)src) & ZSTD_MAGIC_SKIPPABLE_MASK) ==
-	    ZSTD_MAGIC_SKIPPABLE_START))
-		kind = NATIVE_ZSTD;
-	else if (n >= sizeof(gm) && memcmp(src, gm, sizeof(gm)) == 0)
-		kind = NATIVE_GZIP;
-	else
-		return !ended && n < 4 && (memcmp(src, zm, n) == 0 ||
-		    (n < sizeof(gm) && memcmp(src, gm, n) == 0) ||
-		    (n > 0 && ((unsigned char)src[0] & 0xf0) == 0x50 &&
-		    memcmp(src + 1, "\x2a\x4d", n - 1 < 2 ? n - 1 : 2) ==
-		    0)) ? -1 : 0;
+	if ((kind = magic_kind(src, n)) <= 0)
+		return kind < 0 && !ended ? -1 : 0;
 	len = kind == NATIVE_ZSTD ?
 	    zstd_head(in, src, n, head, sizeof(head), &bad) :
 	    gz_head(src, n, head, sizeof(head), &bad);
@@ -813,58 +834,43 @@ text_head(pf_input *in, const char *src, size_t n, int ended)
 }
 
 /*
- * libarchive could not read the start of a zstd or gzip file: damage
- * near the start, met while it detected the format (for a small file,
- * anywhere), and every game before it would be lost.  A file of zstd or
- * gzip text (text_head) is read here up to the damage instead.  0, or -1
- * (in->err kept).
+ * Is the input zstd or gzip text (text_head)?  Then it is read here
+ * (native_start), from a file and from a pipe alike, and libarchive never
+ * opens it.  A file's first block tells; a pipe is read on into rbuf
+ * (after the block detect_direct read) while it cannot tell: a slow
+ * writer's first block may end inside the first frame's header.  The
+ * first bytes are kept for cut_header.  The kind, 0, or -1 on a read
+ * error.
  */
 static int
-salvage(pf_input *in)
+native_head(pf_input *in)
 {
 	ssize_t n;
-	int kind;
-
-	if (!in->regular || in->text_only ||
-	    (n = pread(in->fd, in->rbuf, PF_INPUT_BUFSIZE, in->start_off)) <
-	    0 || (kind = text_head(in, in->rbuf, (size_t)n, 1)) <= 0)
-		return -1;
-	return native_start(in, kind, (int64_t)in->start_off) < 0 ? -1 : 0;
-}
-
-/*
- * From a pipe: is the input zstd or gzip text (text_head)?  Reads on
- * into rbuf (after the block detect_direct read) while it cannot tell: a
- * slow writer's first block may end inside the first frame's header.
- * The kind, 0, or -2 on a read error.
- */
-static int
-pipe_head(pf_input *in)
-{
 	int t;
 
+	if (in->regular) {
+		n = pread(in->fd, in->rbuf, PF_INPUT_BUFSIZE, in->start_off);
+		in->first_n = n < 4 ? (n > 0 ? (size_t)n : 0) : 4;
+		memcpy(in->first, in->rbuf, in->first_n);
+		/* (a read error: libarchive's to say) */
+		return n > 0 ? text_head(in, in->rbuf, (size_t)n, 1) : 0;
+	}
 	while ((t = text_head(in, in->rbuf, in->pre_len,
 	    in->pre_len == PF_INPUT_BUFSIZE)) < 0) {
-		ssize_t n = read(in->fd, in->rbuf + in->pre_len,
-		    PF_INPUT_BUFSIZE - in->pre_len);
-
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
-
-			(void)poll(&pfd, 1, -1);
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
+		if ((n = read_into(in, in->rbuf + in->pre_len,
+		    PF_INPUT_BUFSIZE - in->pre_len)) < 0) {
 			snprintf(in->err, sizeof(in->err), "%s",
 			    strerror(errno));
-			return -2;
+			return -1;
 		}
-		if (n == 0)
-			return text_head(in, in->rbuf, in->pre_len, 1);
+		if (n == 0) {
+			t = text_head(in, in->rbuf, in->pre_len, 1);
+			break;
+		}
 		in->pre_len += (size_t)n;
 	}
+	in->first_n = in->pre_len < 4 ? in->pre_len : 4;
+	memcpy(in->first, in->rbuf, in->first_n);
 	return t;
 }
 
@@ -875,21 +881,14 @@ pipe_head(pf_input *in)
  * NULL.
  */
 static const char *
-cut_header(pf_input *in)
+cut_header(const pf_input *in)
 {
-	unsigned char b[4];
-	size_t n = in->first_n;
-
-	if (in->regular) {
-		ssize_t r = pread(in->fd, b, sizeof(b), in->start_off);
-
-		n = r > 0 ? (size_t)r : 0;
-	} else
-		memcpy(b, in->first, n);
-	if (n >= 3 && memcmp(b, "\x1f\x8b\x08", 3) == 0)
+	switch (magic_kind((const char *)in->first, in->first_n)) {
+	case NATIVE_GZIP:
 		return "cannot read: truncated or damaged gzip input";
-	if (n >= 4 && memcmp(b, "\x28\xb5\x2f\xfd", 4) == 0)
+	case NATIVE_ZSTD:
 		return "cannot read: truncated or damaged zstd input";
+	}
 	return NULL;
 }
 
@@ -918,28 +917,19 @@ pf_input_next_member(pf_input *in)
 			in->buf[0] = '\0';
 			return 1;
 		}
-		/* zstd or gzip text from a pipe: read here, as from a
-		   file */
-		if ((d = pipe_head(in)) < 0) {
+	}
+	if (!in->opened) {
+		int kind = native_head(in);
+
+		in->opened = 1;
+		if (kind < 0 || (kind > 0 && native_start(in, kind,
+		    in->regular ? (int64_t)in->start_off : -1) < 0)) {
 			in->done = 1;
 			return -1;
 		}
-		in->first_n = in->pre_len < 4 ? in->pre_len : 4;
-		memcpy(in->first, in->rbuf, in->first_n);
-		if (d > 0) {
-			in->opened = 1;
-			if (native_start(in, d, -1) < 0) {
-				in->done = 1;
-				return -1;
-			}
-			goto salvaged;
-		}
-	}
-	if (!in->opened) {
-		in->opened = 1;
+		if (kind > 0)
+			goto native;
 		if (open_archive(in) < 0) {
-			if (salvage(in) == 0)
-				goto salvaged;
 			in->done = 1;
 			return -1;
 		}
@@ -975,8 +965,6 @@ pf_input_next_member(pf_input *in)
 		if (r < ARCHIVE_WARN) {
 			set_archive_error(in, failed ? "cannot read past the "
 			    "damaged member" : "cannot read");
-			if (in->headers == 0 && salvage(in) == 0)
-				goto salvaged;
 			in->done = 1;
 			return -1;
 		}
@@ -998,7 +986,7 @@ pf_input_next_member(pf_input *in)
 		break;
 	}
 	if (0) {
-salvaged:
+native:
 		in->raw = 1;
 		in->headers++;
 	}
@@ -1013,22 +1001,6 @@ salvaged:
 		if (why != NULL) {
 			snprintf(in->err, sizeof(in->err), "%s", why);
 			in->member_eof = in->done = 1;
-			return -1;
-		}
-	}
-	/* zstd or gzip text in a file: read here (as from a pipe: the
-	   same test, text_head, so that both read alike) */
-	if (in->raw && !in->member_eof && !in->native && in->regular &&
-	    !in->text_only && archive_filter_count(in->a) == 2 &&
-	    (archive_filter_code(in->a, 0) == ARCHIVE_FILTER_ZSTD ||
-	    archive_filter_code(in->a, 0) == ARCHIVE_FILTER_GZIP)) {
-		ssize_t n = pread(in->fd, in->rbuf, PF_INPUT_BUFSIZE,
-		    in->start_off);
-		int kind = n > 0 ? text_head(in, in->rbuf, (size_t)n, 1) : 0;
-
-		if (kind > 0 && native_start(in, kind,
-		    (int64_t)in->start_off) < 0) {
-			in->done = 1;
 			return -1;
 		}
 	}
