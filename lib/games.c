@@ -968,49 +968,53 @@ parse_piece(struct worker *w, struct slot *s)
 	s->clean = pf_pgn_clean_end(w->pgn);
 }
 
+/*
+ * With the lock held: one piece of work, if there is one ready (a job of
+ * frames first: their text is what the pieces are cut from), done without
+ * the lock.  1 when done, 0 when there was none.
+ */
+static int
+work(struct worker *w)
+{
+	pf_games *gs = w->gs;
+	struct slot *s = &gs->slots[gs->pseq % gs->nslots];
+	struct zjob *z = &gs->zjobs[gs->zp % gs->nz];
+
+	if (z->state == ZJ_READY) {
+		z->state = ZJ_BUSY;
+		gs->zp++;
+		pthread_mutex_unlock(&gs->mu);
+		inflate_frames(w, z);
+		pthread_mutex_lock(&gs->mu);
+		z->state = ZJ_DONE;
+		pthread_cond_signal(&gs->cv_zdone);
+		return 1;
+	}
+	if (s->state != SL_READY)
+		return 0;
+	gs->pseq++;
+	if (s->kind == EV_PIECE) {
+		s->state = SL_PARSING;
+		pthread_mutex_unlock(&gs->mu);
+		parse_piece(w, s);
+		pthread_mutex_lock(&gs->mu);
+	}
+	s->state = SL_DONE;
+	if (w != &gs->workers[0])	/* (the caller's own: it knows) */
+		pthread_cond_signal(&gs->cv_done);
+	return 1;
+}
+
 static void *
 worker_main(void *arg)
 {
 	struct worker *w = arg;
 	pf_games *gs = w->gs;
-	struct slot *s;
 
 	pthread_mutex_lock(&gs->mu);
-	for (;;) {
-		struct zjob *z;
-
-		/* frames first: their text is what the pieces are cut
-		   from */
-		for (;;) {
-			s = &gs->slots[gs->pseq % gs->nslots];
-			z = &gs->zjobs[gs->zp % gs->nz];
-			if (gs->stop || s->state == SL_READY ||
-			    z->state == ZJ_READY)
-				break;
+	while (!gs->stop)
+		if (!work(w))
 			pthread_cond_wait(&gs->cv_ready, &gs->mu);
-		}
-		if (gs->stop)
-			break;
-		if (z->state == ZJ_READY) {
-			z->state = ZJ_BUSY;
-			gs->zp++;
-			pthread_mutex_unlock(&gs->mu);
-			inflate_frames(w, z);
-			pthread_mutex_lock(&gs->mu);
-			z->state = ZJ_DONE;
-			pthread_cond_signal(&gs->cv_zdone);
-			continue;
-		}
-		gs->pseq++;
-		if (s->kind == EV_PIECE) {
-			s->state = SL_PARSING;
-			pthread_mutex_unlock(&gs->mu);
-			parse_piece(w, s);
-			pthread_mutex_lock(&gs->mu);
-		}
-		s->state = SL_DONE;
-		pthread_cond_signal(&gs->cv_done);
-	}
 	pthread_mutex_unlock(&gs->mu);
 	return NULL;
 }
@@ -1087,8 +1091,11 @@ next_par(pf_games *gs, pf_games_event *ev)
 			gs->o.idle(gs->o.idle_arg);
 			pthread_mutex_lock(&gs->mu);
 		}
+		/* the caller parses too while its next piece is not
+		   done: one thread fewer to wake */
 		while (s->state != SL_DONE)
-			pthread_cond_wait(&gs->cv_done, &gs->mu);
+			if (gs->stop || !work(&gs->workers[0]))
+				pthread_cond_wait(&gs->cv_done, &gs->mu);
 		pthread_mutex_unlock(&gs->mu);
 		gs->take = s;
 		gs->next_game = 0;
@@ -1169,6 +1176,8 @@ start_threads(pf_games *gs)
 		if (gs->o.prepare != NULL && gs->o.prep_new != NULL &&
 		    (w->prep = gs->o.prep_new(gs->o.prep_arg)) == NULL)
 			return -1;
+		if (i == 0)
+			continue;
 		if (pthread_create(&w->tid, NULL, worker_main, w) != 0)
 			return -1;
 		w->started = 1;

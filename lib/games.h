@@ -5,9 +5,11 @@
  * With one thread a pf_games is pf_input + pf_pgn, game by game.  With
  * more, a reader thread reads the file (decompressing it, member by
  * member) and cuts each member's text into pieces of about 256 KiB at
- * lines where a game begins for certain (pf_pgn_cut); worker threads
- * parse the pieces, each with its own pf_pgn; a regular file of zstd
- * frames is decompressed by the worker threads too, a group of frames
+ * lines where a game begins for certain (pf_pgn_cut); threads - 1 worker
+ * threads parse the pieces, each with its own pf_pgn, and so does the
+ * caller's thread while the piece it is to hand out next is not parsed
+ * (one thread fewer to wake); a regular file of zstd frames is
+ * decompressed by these parsers too, a group of frames
  * at a time, the reader cutting their text in order (what they cannot
  * decompress, pf_input reads from that frame on); the caller gets the games
  * in input order, numbered as one reader would number them.  The events
@@ -40,8 +42,8 @@ typedef struct pf_games_opts {
 	int threads;		/* parsers: 1 reads in the calling thread */
 	int format;		/* PF_PGN_AUTO, PF_PGN_PGN or PF_PGN_EPD */
 	int want_hash;		/* pf_pgn_want_hash */
-	pf_pgn_accept_fn accept;	/* see pgn.h; called from the parser
-					   threads when threads > 1 */
+	pf_pgn_accept_fn accept;	/* see pgn.h; called from any parser
+					   thread when threads > 1 */
 	void *accept_arg;
 	/* called in the caller's thread before it waits for input (a
 	   pipeline stage flushes its output there); may be NULL */
