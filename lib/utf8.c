@@ -108,6 +108,19 @@ pf_utf8_convert(char *dst, size_t cap, const char *src, size_t len)
 	size_t i = 0, o = 0, need, m;
 
 	while (i < len) {
+		/* a run of ASCII at once: most tag values are nothing else */
+		for (m = i; m < len && s[m] < 0x80; m++)
+			;
+		if (m > i) {
+			if (m - i > cap - o)
+				m = i + (cap - o);
+			memcpy(dst + o, s + i, m - i);
+			o += m - i;
+			if (m < len && s[m] < 0x80)
+				break;	/* full */
+			i = m;
+			continue;
+		}
 		m = seq_match(s + i, len - i, &need);
 		if (need > 0 && m == need) {	/* a whole character */
 			if (need > cap - o)
