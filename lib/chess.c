@@ -14,6 +14,7 @@
  * capture is tried out on a scratch occupancy.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "chess.h"
@@ -1338,7 +1339,8 @@ pf_chess_pick_popcount(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("popcnt")) {
+	if (__builtin_cpu_supports("popcnt") &&
+	    getenv("POSFLOW_NO_POPCNT") == NULL) {
 		count_fn = count_popcnt;
 		perft_fn = perft_popcnt;
 		gen_fn = gen_popcnt;

@@ -147,6 +147,10 @@ void	pf_unmake_move(pf_board *b, pf_move m, const pf_undo *u);
 
 /* Leaf count of the legal move tree to depth (bulk-counted at the last
    ply); 1 for depth 0. */
+/* (The generator, the counting and pf_board_pack_next have two builds on
+   x86-64: with the POPCNT instruction, chosen at start-up where the CPU
+   has it, and portable.  POSFLOW_NO_POPCNT in the environment chooses the
+   portable ones, as on a CPU without it: the tests run both.) */
 uint64_t pf_perft(pf_board *b, int depth);
 
 int	pf_in_check(const pf_board *b);

@@ -704,15 +704,26 @@ has_nibble(nib128 x, unsigned v)
 #endif
 
 /*
+ * The popcounts of pf_board_pack_next: the instruction in its build for
+ * CPUs that have it (chosen at start-up, as the generator's in chess.c),
+ * the portable form in the other.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__POPCNT__)
+#define NEXT_POPCOUNT(b, fast)	((fast) ? __builtin_popcountll(b) : popcount(b))
+#else
+#define NEXT_POPCOUNT(b, fast)	popcount(b)
+#endif
+
+/*
  * The packed position after a move, from the one before it: the nibble of
  * the moving piece is taken out at its index and put in at the index of
  * its destination (over the captured piece's).  Castling, en passant,
  * promotions and any move that may change a castling right (a king's, one
  * from or onto a castling rook's square) are packed in full.
  */
-void
-pf_board_pack_next(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
-    const pf_board *after, uint8_t out[PF_PACKED_SIZE])
+static inline void
+pack_next_impl(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
+    const pf_board *after, uint8_t out[PF_PACKED_SIZE], int fast)
 {
 #ifdef __SIZEOF_INT128__
 	int from = PF_MOVE_FROM(m), to = PF_MOVE_TO(m), i, j;
@@ -721,10 +732,10 @@ pf_board_pack_next(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
 	unsigned p, c;
 
 	if (m == PF_MOVE_NONE || PF_MOVE_KIND(m) != PF_MK_NORMAL ||
-	    !(occ0 >> from & 1) || popcount(occ0) > 32)
+	    !(occ0 >> from & 1) || NEXT_POPCOUNT(occ0, fast) > 32)
 		goto full;
 	nib = (nib128)get64le(prev + 16) << 64 | get64le(prev + 8);
-	i = popcount(occ0 & ((1ULL << from) - 1));
+	i = NEXT_POPCOUNT(occ0 & ((1ULL << from) - 1), fast);
 	p = (unsigned)(nib >> (4 * i)) & 15;
 	if ((p & 7) == 6 || ((p & 7) == PF_KING &&
 	    has_nibble(nib, (p & 8) | 6)))
@@ -734,7 +745,7 @@ pf_board_pack_next(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
 	nib = (nib & low) | ((nib >> 4) & ~low);
 	occ1 = occ0 & ~(1ULL << from);
 	below = occ1 & ((1ULL << to) - 1);
-	j = popcount(below);
+	j = NEXT_POPCOUNT(below, fast);
 	low = ((nib128)1 << (4 * j)) - 1;
 	if (occ1 >> to & 1) {
 		c = (unsigned)(nib >> (4 * j)) & 15;
@@ -762,8 +773,46 @@ full:
 #else
 	(void)prev;
 	(void)m;
+	(void)fast;
 #endif
 	pf_board_pack(after, out);
+}
+
+static void
+pack_next_generic(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
+    const pf_board *after, uint8_t out[PF_PACKED_SIZE])
+{
+	pack_next_impl(prev, m, after, out, 0);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__POPCNT__)
+__attribute__((target("popcnt"))) static void
+pack_next_popcnt(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
+    const pf_board *after, uint8_t out[PF_PACKED_SIZE])
+{
+	pack_next_impl(prev, m, after, out, 1);
+}
+#endif
+
+static void (*pack_next_fn)(const uint8_t *, pf_move, const pf_board *,
+    uint8_t *) = pack_next_generic;
+
+__attribute__((constructor)) static void
+pf_chess_text_pick_popcount(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__POPCNT__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("popcnt") &&
+	    getenv("POSFLOW_NO_POPCNT") == NULL)
+		pack_next_fn = pack_next_popcnt;
+#endif
+}
+
+void
+pf_board_pack_next(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
+    const pf_board *after, uint8_t out[PF_PACKED_SIZE])
+{
+	pack_next_fn(prev, m, after, out);
 }
 
 static int	unpack_careful(pf_board *, const uint8_t [PF_PACKED_SIZE],
