@@ -850,14 +850,13 @@ has_arrays(const pf_pgn_game *g)
 	return !g->skip && !g->filtered;
 }
 
-static pf_pgn_str *
-gstr(pf_pgn_game *g, int i)
-{
-	pf_pgn_str *t[7] = { &g->event, &g->site, &g->white, &g->black,
-	    &g->date, &g->term_text, &g->variant };
-
-	return t[i];
-}
+/* Where the seven tag strings are in the struct. */
+static const size_t str_at[7] = {
+	offsetof(pf_pgn_game, event), offsetof(pf_pgn_game, site),
+	offsetof(pf_pgn_game, white), offsetof(pf_pgn_game, black),
+	offsetof(pf_pgn_game, date), offsetof(pf_pgn_game, term_text),
+	offsetof(pf_pgn_game, variant)
+};
 
 static int
 save_game(struct worker *w, struct slot *s, const pf_pgn_game *g)
@@ -882,14 +881,16 @@ save_game(struct worker *w, struct slot *s, const pf_pgn_game *g)
 	dl = strlen(g->detail) + 1;
 	need = FIXED_END + (TAIL_END - TAIL_START) + tl + dl;
 	for (i = 0; i < 7; i++)
-		need += sizeof(uint16_t) + gstr((pf_pgn_game *)g, i)->len;
+		need += sizeof(uint16_t) +
+		    ((const pf_pgn_str *)((const char *)g + str_at[i]))->len;
 	if ((d = acopy(s, NULL, need)) == NULL)
 		return -1;
 	off = (size_t)(d - s->arena);
 	memcpy(d, g, FIXED_END);
 	d += FIXED_END;
 	for (i = 0; i < 7; i++) {
-		const pf_pgn_str *t = gstr((pf_pgn_game *)g, i);
+		const pf_pgn_str *t = (const pf_pgn_str *)((const char *)g +
+		    str_at[i]);
 
 		memcpy(d, &t->len, sizeof(t->len));
 		memcpy(d + sizeof(t->len), t->s, t->len);
@@ -943,7 +944,7 @@ load_game(pf_games *gs, struct slot *s, size_t i)
 	memcpy(g, a, FIXED_END);
 	a += FIXED_END;
 	for (k = 0; k < 7; k++) {
-		pf_pgn_str *t = gstr(g, k);
+		pf_pgn_str *t = (pf_pgn_str *)((char *)g + str_at[k]);
 
 		memcpy(&t->len, a, sizeof(t->len));
 		memcpy(t->s, a + sizeof(t->len), t->len);
