@@ -635,6 +635,38 @@ native_trailing(pf_input *in)
 }
 
 /*
+ * After a member, with compressed bytes at hand: do the next two start a
+ * member (1f 8b)?  1 or 0, -1 with in->err set.  A lone 1f at the end of
+ * the input is a member cut short, as gzip(1) reads it.
+ */
+static int
+gz_magic(pf_input *in)
+{
+	ssize_t n;
+
+	if ((unsigned char)in->rbuf[in->zin_pos] != 0x1f)
+		return 0;
+	if (in->zin_len - in->zin_pos == 1) {	/* the second byte tells */
+		in->rbuf[0] = 0x1f;
+		in->zin_pos = 0;
+		in->zin_len = 1;
+		if ((n = read_into(in, in->rbuf + 1,
+		    PF_INPUT_BUFSIZE - 1)) < 0) {
+			snprintf(in->err, sizeof(in->err), "%s",
+			    strerror(errno));
+			return -1;
+		}
+		if (n == 0) {
+			snprintf(in->err, sizeof(in->err),
+			    "truncated gzip input");
+			return -1;
+		}
+		in->zin_len += (size_t)n;
+	}
+	return (unsigned char)in->rbuf[in->zin_pos + 1] == 0x8b;
+}
+
+/*
  * gzip text, as zstd_more: every byte decoded before damage is handed
  * out (libarchive's gzip reader, like its zstd reader, dropped what it
  * had decoded: tens of games before a cut, every game of a small file).
@@ -653,9 +685,10 @@ gz_more(pf_input *in)
 		if ((r = native_input(in, "truncated gzip input")) <= 0)
 			return r;
 		if (!in->zmid) {
-			/* the next member, or the end: zeros or garbage */
-			if ((unsigned char)in->rbuf[in->zin_pos] != 0x1f)
-				return native_trailing(in);
+			/* the next member (its magic, 1f 8b, as gzip(1)
+			   tells one), or the end: zeros or garbage */
+			if ((r = gz_magic(in)) <= 0)
+				return r < 0 ? -1 : native_trailing(in);
 			inflateReset(z);
 			in->zmid = 1;
 		}

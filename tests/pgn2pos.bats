@@ -425,6 +425,18 @@ pgn2pos: 2 games read, 2 kept (1 truncated), 0 skipped; 6 positions written" ]
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"garbage.gz: read error after game "*": 8 bytes of trailing garbage after the compressed data"* ]] ||
 	    fail "$stderr"
+	# a member begins with 1f 8b, as gzip(1) reads it: 1f and zeros are
+	# garbage, a lone 1f at the end a member cut short
+	{ cat small.gz; printf '\037\0\0'; } > nomagic.gz
+	p2p nomagic.gz
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"nomagic.gz: read error after game "*": 3 bytes of trailing garbage after the compressed data"* ]] ||
+	    fail "$stderr"
+	{ cat small.gz; printf '\037'; } > lone.gz
+	p2p lone.gz
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"lone.gz: read error after game "*": truncated gzip input"* ]] ||
+	    fail "$stderr"
 	size=$(wc -c < small.gz)
 	{ head -c $((size - 8)) small.gz; printf '\0\0\0\0'; tail -c 4 small.gz; } > crc.gz
 	p2p crc.gz
