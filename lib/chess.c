@@ -1334,13 +1334,28 @@ perft_popcnt(pf_board *b, int depth)
 static int (*count_fn)(const pf_board *) = count_generic;
 static uint64_t (*perft_fn)(pf_board *, int) = perft_generic;
 
+int
+pf_chess_popcnt(void)
+{
+	static int use = -1;	/* asked first from a constructor: no race */
+
+	if (use < 0) {
+#if defined(__x86_64__) && defined(__GNUC__)
+		__builtin_cpu_init();
+		use = __builtin_cpu_supports("popcnt") &&
+		    getenv("POSFLOW_NO_POPCNT") == NULL;
+#else
+		use = 0;
+#endif
+	}
+	return use;
+}
+
 __attribute__((constructor)) static void
 pf_chess_pick_popcount(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("popcnt") &&
-	    getenv("POSFLOW_NO_POPCNT") == NULL) {
+	if (pf_chess_popcnt()) {
 		count_fn = count_popcnt;
 		perft_fn = perft_popcnt;
 		gen_fn = gen_popcnt;

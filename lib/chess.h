@@ -147,11 +147,15 @@ void	pf_unmake_move(pf_board *b, pf_move m, const pf_undo *u);
 
 /* Leaf count of the legal move tree to depth (bulk-counted at the last
    ply); 1 for depth 0. */
-/* (The generator, the counting and pf_board_pack_next have two builds on
-   x86-64: with the POPCNT instruction, chosen at start-up where the CPU
-   has it, and portable.  POSFLOW_NO_POPCNT in the environment chooses the
-   portable ones, as on a CPU without it: the tests run both.) */
 uint64_t pf_perft(pf_board *b, int depth);
+
+/*
+ * The generator, the counting and pf_board_pack_next have two builds on
+ * x86-64: with the POPCNT instruction, and portable.  1 when the first are
+ * used: the CPU has the instruction and POSFLOW_NO_POPCNT is not in the
+ * environment (the tests run both).  Decided once, at start-up.
+ */
+int	pf_chess_popcnt(void);
 
 int	pf_in_check(const pf_board *b);
 

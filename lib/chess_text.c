@@ -801,9 +801,7 @@ __attribute__((constructor)) static void
 pf_chess_text_pick_popcount(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__POPCNT__)
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("popcnt") &&
-	    getenv("POSFLOW_NO_POPCNT") == NULL)
+	if (pf_chess_popcnt())
 		pack_next_fn = pack_next_popcnt;
 #endif
 }

@@ -1127,7 +1127,7 @@ next_par(pf_games *gs, pf_games_event *ev)
 		/* the caller parses too while its next piece is not
 		   done: one thread fewer to wake */
 		while (s->state != SL_DONE)
-			if (gs->stop || !work(&gs->workers[0]))
+			if (!work(&gs->workers[0]))
 				pthread_cond_wait(&gs->cv_done, &gs->mu);
 		pthread_mutex_unlock(&gs->mu);
 		gs->take = s;

@@ -808,16 +808,6 @@ gz_head(const char *src, size_t n, char *head, size_t cap, int *bad)
 }
 
 /*
- * Do the n bytes at src start zstd or gzip text: do the first 512 bytes
- * it decodes to (or all it decodes to, up to damage or the end: ended,
- * no more input after src) have no control bytes but white space, and no
- * tar header?  Then no archive and no other compressed data is inside,
- * and the text can be read here (zstd_more, gz_more) rather than by
- * libarchive, which drops the text it decoded but did not hand out when
- * it meets damage.  NATIVE_ZSTD or NATIVE_GZIP, NATIVE_NONE (0) when not,
- * -1 when it is text so far and more input is needed to tell.
- */
-/*
  * The compression the n bytes at b start with: NATIVE_ZSTD (a zstd
  * frame, or a skippable frame first, as pzstd writes), NATIVE_GZIP
  * (deflate), NATIVE_NONE; -1 when n is too short to tell and b could
@@ -844,6 +834,16 @@ magic_kind(const char *b, size_t n)
 	return NATIVE_NONE;
 }
 
+/*
+ * Do the n bytes at src start zstd or gzip text: do the first 512 bytes
+ * it decodes to (or all it decodes to, up to damage or the end: ended,
+ * no more input after src) have no control bytes but white space, and no
+ * tar header?  Then no archive and no other compressed data is inside,
+ * and the text can be read here (zstd_more, gz_more) rather than by
+ * libarchive, which drops the text it decoded but did not hand out when
+ * it meets damage.  NATIVE_ZSTD or NATIVE_GZIP, NATIVE_NONE (0) when not,
+ * -1 when it is text so far and more input is needed to tell.
+ */
 static int
 text_head(pf_input *in, const char *src, size_t n, int ended)
 {

@@ -105,20 +105,19 @@ size_t
 pf_utf8_convert(char *dst, size_t cap, const char *src, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)src;
-	size_t i = 0, o = 0, need, m;
+	size_t i = 0, o = 0, need, m, run, k;
 
 	while (i < len) {
 		/* a run of ASCII at once: most tag values are nothing else */
-		for (m = i; m < len && s[m] < 0x80; m++)
+		for (run = 0; i + run < len && s[i + run] < 0x80; run++)
 			;
-		if (m > i) {
-			if (m - i > cap - o)
-				m = i + (cap - o);
-			memcpy(dst + o, s + i, m - i);
-			o += m - i;
-			if (m < len && s[m] < 0x80)
+		if (run > 0) {
+			k = run < cap - o ? run : cap - o;
+			memcpy(dst + o, s + i, k);
+			o += k;
+			i += k;
+			if (k < run)
 				break;	/* full */
-			i = m;
 			continue;
 		}
 		m = seq_match(s + i, len - i, &need);
