@@ -8,9 +8,9 @@
  * lines where a game begins for certain (pf_pgn_cut); threads - 1 worker
  * threads parse the pieces, each with its own pf_pgn, and so does the
  * caller's thread while the piece it is to hand out next is not parsed
- * (one thread fewer to wake); a regular file of zstd frames is
- * decompressed by these parsers too, a group of frames
- * at a time, the reader cutting their text in order (what they cannot
+ * (one thread fewer to wake); from 3 threads on, a regular file of zstd
+ * frames is decompressed by these parsers too, a group of frames at a
+ * time, the reader cutting their text in order (what they cannot
  * decompress, pf_input reads from that frame on); the caller gets the games
  * in input order, numbered as one reader would number them.  The events
  * and games are the same for any number of threads, byte for byte: a

@@ -1018,16 +1018,20 @@ games_in_frames() {
 	head -c "${off[$1]}" frames.zst | zstd -dc 2>/dev/null | grep -c '^\[Event '
 }
 
-@test "-j: zstd frames are decompressed in the parser threads, the same as -j 1" {
+@test "-j: zstd frames are decompressed in the parser threads from -j 3 on, the same as -j 1" {
 	zstd_frames
 	[ "$(wc -c < frames.zst)" -gt 2000000 ]
-	same_j 2 100000 frames.zst
+	same_j 3 100000 frames.zst
 	[ "$(posdump -c one.pos | awk '{print $1}')" -eq $((100 * 2817)) ]
 	posdump one.pos > frames.txt
-	run pgn2pos -j 2 --stats -o /dev/null frames.zst
+	run pgn2pos -j 3 --stats -o /dev/null frames.zst
 	assert_output --partial "400 zstd frames decompressed in parallel"
 	run pgn2pos -j 1 --stats -o /dev/null frames.zst
 	assert_output --partial "0 zstd frames decompressed in parallel"
+	# with -j 2 the reader decompresses them, as it does other input
+	same_j 2 100000 frames.zst
+	run pgn2pos -j 2 --stats -o /dev/null frames.zst
+	assert_output --partial " 0 zstd frames decompressed in parallel"
 	# frames that do not say their size (zstd from a pipe), pzstd's
 	# (each after a skippable frame), one frame, zstd inside tar
 	for i in 1 2 3 4 5 6; do cat "$L100K"; done > six.pgn
@@ -1038,15 +1042,15 @@ games_in_frames() {
 		same_j 2 50000 "$f"
 		same_j 3 3000 "$f"
 		cmp <(posdump one.pos) <(pgn2pos -q six.pgn | posdump)
-		run pgn2pos -j 2 --stats -o /dev/null "$f"
+		run pgn2pos -j 3 --stats -o /dev/null "$f"
 		assert_output --partial " 1 zstd frame decompressed in parallel"
 	done
 	# not a file of frames: a pipe, an archive (libarchive reads them)
-	pgn2pos -q -j 2 < frames.zst | posdump | cmp - frames.txt
-	run pgn2pos -j 2 --stats -o /dev/null < frames.zst
+	pgn2pos -q -j 3 < frames.zst | posdump | cmp - frames.txt
+	run pgn2pos -j 3 --stats -o /dev/null < frames.zst
 	assert_output --partial "0 zstd frames decompressed in parallel"
 	tar --zstd -cf t.tar.zst six.pgn
-	run pgn2pos -j 2 --stats -o /dev/null t.tar.zst
+	run pgn2pos -j 3 --stats -o /dev/null t.tar.zst
 	assert_output --partial "0 zstd frames decompressed in parallel"
 }
 
@@ -1073,6 +1077,8 @@ games_in_frames() {
 		cut) n=$(games_in_frames 399) ;;
 		*) n=$n400 ;;
 		esac
+		same_j 3 20000 "$f.zst"
+		[ "$status" -eq 1 ] || fail "$f: exit $status"
 		same_j 2 20000 "$f.zst"
 		[ "$status" -eq 1 ] || fail "$f: exit $status"
 		# every game of the frames before the damage, none cut off
@@ -1086,7 +1092,7 @@ games_in_frames() {
 		# and from a pipe, the same games and records (libarchive,
 		# which read zstd from pipes, lost the text it had decoded
 		# before the damage)
-		for j in 1 2; do
+		for j in 1 3; do
 			run --separate-stderr bash -c "cat $f.zst |
 			    pgn2pos -j $j -f -o pipe.pos"
 			[ "$status" -eq 1 ] || fail "$f | -j $j: exit $status"
@@ -1100,10 +1106,10 @@ games_in_frames() {
 	[[ "$stderr" == *"Unknown frame descriptor"* ]] || fail "$stderr"
 	same_j 3 5000 bad-frame.zst
 	[[ "$stderr" == *"read error after game $n300: Zstd decompression failed: "* ]] || fail "$stderr"
-	same_j 2 20000 cut.zst
+	same_j 3 20000 cut.zst
 	[[ "$stderr" == *": Truncated zstd input"* ]] || fail "$stderr"
 	# the frames before the damaged one were decompressed in parallel
-	run pgn2pos -j 2 --stats -o /dev/null bad-frame.zst
+	run pgn2pos -j 3 --stats -o /dev/null bad-frame.zst
 	assert_output --partial " 300 zstd frames decompressed in parallel"
 	# damage near the start, met while the format is detected: the games
 	# of the first frame are kept all the same
@@ -1113,6 +1119,8 @@ games_in_frames() {
 	tail -c +"$((mid + 17))" frames.zst >> early.zst
 	n1=$(games_in_frames 1)
 	[ "$n1" -gt 0 ]
+	same_j 3 3000 early.zst
+	[ "$status" -eq 1 ]
 	same_j 2 3000 early.zst
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"early.zst: read error after game $n1: Zstd decompression failed: "* ]] ||
