@@ -86,16 +86,6 @@ binpack_init(void)
 	}
 }
 
-/* Popcount without a library call (the library is built for any x86-64). */
-static inline int
-popcount(uint64_t b)
-{
-	b = b - ((b >> 1) & 0x5555555555555555ULL);
-	b = (b & 0x3333333333333333ULL) + ((b >> 2) & 0x3333333333333333ULL);
-	b = (b + (b >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-	return (int)((b * 0x0101010101010101ULL) >> 56);
-}
-
 /* Square of the n-th (from 0) set bit of b, which has more than n. */
 static inline int
 nth_bit(uint64_t b, unsigned n)
@@ -189,7 +179,7 @@ castling_ok(const pf_board *b, char *err, size_t errlen)
 static inline int
 nibble_index(uint64_t occ, int sq)
 {
-	return popcount(occ & ((1ULL << sq) - 1));
+	return pf_popcount_swar(occ & ((1ULL << sq) - 1));
 }
 
 static inline void
@@ -216,9 +206,9 @@ pf_binpack_pos_encode(const pf_board *b, uint8_t out[PF_BINPACK_POS_SIZE],
 	uint64_t cr;
 	int i, sq;
 
-	if (popcount(occ) > 32) {
+	if (pf_popcount_swar(occ) > 32) {
 		seterr(err, errlen, "%d pieces: binpack holds at most 32",
-		    popcount(occ));
+		    pf_popcount_swar(occ));
 		return -1;
 	}
 	if (castling_ok(b, err, errlen) == -1)
@@ -265,7 +255,7 @@ pf_binpack_pos_decode(pf_board *b, const uint8_t in[PF_BINPACK_POS_SIZE],
 
 	for (i = 0; i < 8; i++)
 		occ = occ << 8 | in[i];
-	n = popcount(occ);
+	n = pf_popcount_swar(occ);
 	if (n > 32) {
 		seterr(err, errlen, "bad position: %d pieces", n);
 		return -1;
@@ -834,7 +824,7 @@ decode_move(pf_binpack_reader *r, const pf_board *b, pf_move *m,
 	uint64_t own = b->by_colour[us], d, cr;
 
 	*why = NULL;
-	n = popcount(own);
+	n = pf_popcount_swar(own);
 	if ((id = getbits(r, index_bits((unsigned)n))) < 0)
 		return -1;
 	if (id >= n) {
@@ -844,7 +834,7 @@ decode_move(pf_binpack_reader *r, const pf_board *b, pf_move *m,
 	from = nth_bit(own, (unsigned)id);
 	type = PF_PIECE_TYPE(b->squares[from]);
 	d = destinations(b, from, type);
-	n = popcount(d);
+	n = pf_popcount_swar(d);
 	if (type == PF_PAWN && (from >> 3) == (us == PF_WHITE ? 6 : 1)) {
 		if ((id = getbits(r, index_bits((unsigned)n * 4))) < 0)
 			return -1;
@@ -860,7 +850,7 @@ decode_move(pf_binpack_reader *r, const pf_board *b, pf_move *m,
 	cr = 0;
 	if (type == PF_KING) {
 		cr = b->castle_rooks & own;
-		nc = popcount(cr);
+		nc = pf_popcount_swar(cr);
 	}
 	if ((id = getbits(r, index_bits((unsigned)(n + nc)))) < 0)
 		return -1;
@@ -1209,24 +1199,24 @@ add_continuation(pf_binpack_writer *w, const pf_sfentry *e)
 	uint64_t own = b->by_colour[us], d = destinations(b, from, type), cr;
 	uint16_t delta;
 
-	if (putbits(w, (unsigned)popcount(own & ((1ULL << from) - 1)),
-	    index_bits((unsigned)popcount(own))) == -1)
+	if (putbits(w, (unsigned)pf_popcount_swar(own & ((1ULL << from) - 1)),
+	    index_bits((unsigned)pf_popcount_swar(own))) == -1)
 		goto nomem;
-	n = popcount(d);
+	n = pf_popcount_swar(d);
 	if (type == PF_PAWN && (from >> 3) == (us == PF_WHITE ? 6 : 1)) {
-		id = popcount(d & ((1ULL << to) - 1)) * 4 + (e->move >> 14);
+		id = pf_popcount_swar(d & ((1ULL << to) - 1)) * 4 + (e->move >> 14);
 		bits = index_bits((unsigned)n * 4);
 	} else if (type == PF_KING) {
 		cr = b->castle_rooks & own;
-		bits = index_bits((unsigned)(n + popcount(cr)));
+		bits = index_bits((unsigned)(n + pf_popcount_swar(cr)));
 		if (PF_MOVE_KIND(e->move) == PF_MK_CASTLE) {
 			/* Long first when that right exists. */
 			id = n - 1 + (int)(cr >> (us == PF_WHITE ? SQ_A1 :
 			    SQ_A8) & 1) + ((to & 7) == 7);
 		} else
-			id = popcount(d & ((1ULL << to) - 1));
+			id = pf_popcount_swar(d & ((1ULL << to) - 1));
 	} else {
-		id = popcount(d & ((1ULL << to) - 1));
+		id = pf_popcount_swar(d & ((1ULL << to) - 1));
 		bits = index_bits((unsigned)n);
 	}
 	if (putbits(w, (unsigned)id, bits) == -1)

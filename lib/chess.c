@@ -496,19 +496,11 @@ pf_ep_capture_exists(const pf_board *b, int ep)
  * (where __builtin_popcountll is a library call).
  */
 #if defined(__x86_64__) && defined(__GNUC__)
-#define GEN_POPCOUNT(b, fast) ((fast) ? __builtin_popcountll(b) : swar_popcount(b))
+#define GEN_POPCOUNT(b, fast) ((fast) ? __builtin_popcountll(b) : \
+	pf_popcount_swar(b))
 #else
 #define GEN_POPCOUNT(b, fast) __builtin_popcountll(b)
 #endif
-
-static inline int
-swar_popcount(uint64_t b)
-{
-	b = b - ((b >> 1) & 0x5555555555555555ULL);
-	b = (b & 0x3333333333333333ULL) + ((b >> 2) & 0x3333333333333333ULL);
-	b = (b + (b >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-	return (int)((b * 0x0101010101010101ULL) >> 56);
-}
 
 /*
  * The moves from one square to each of targets, in ascending order.

@@ -298,4 +298,17 @@ pf_legal_sets_take(pf_legal_sets *s, pf_move m)
 /* 1 if every move of s has been taken. */
 int	pf_legal_sets_empty(const pf_legal_sets *s);
 
+/*
+ * Popcount in a few shifts and one multiply: the library is built for
+ * baseline x86-64, where __builtin_popcountll is a library call.
+ */
+static inline int
+pf_popcount_swar(uint64_t b)
+{
+	b = b - ((b >> 1) & 0x5555555555555555ULL);
+	b = (b & 0x3333333333333333ULL) + ((b >> 2) & 0x3333333333333333ULL);
+	b = (b + (b >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+	return (int)((b * 0x0101010101010101ULL) >> 56);
+}
+
 #endif

@@ -53,10 +53,7 @@ popcount(uint64_t b)
 #if defined(__POPCNT__)
 	return __builtin_popcountll(b);
 #else
-	b = b - ((b >> 1) & 0x5555555555555555ULL);
-	b = (b & 0x3333333333333333ULL) + ((b >> 2) & 0x3333333333333333ULL);
-	b = (b + (b >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-	return (int)((b * 0x0101010101010101ULL) >> 56);
+	return pf_popcount_swar(b);
 #endif
 }
 
