@@ -724,18 +724,21 @@ flush_idle(void *arg)
 	}
 }
 
-/* Bytes per piece for -j: PF_GAMES_PIECE, or (for tests that want many
-   cuts in little text) $POSFLOW_PGN_PIECE. */
-static size_t
-piece_size(void)
+/* A positive number from the environment variable name (at most max),
+   or 0 when it is not set or not such a number: bytes per -j piece
+   ($POSFLOW_PGN_PIECE, for tests that want many cuts in little text),
+   the -j from which the parsers decompress zstd frames
+   ($POSFLOW_PGN_FRAMES, for tests and benchmarks). */
+static long long
+env_number(const char *name, long long max)
 {
-	const char *v = getenv("POSFLOW_PGN_PIECE"), *errstr = NULL;
+	const char *v = getenv(name), *errstr = NULL;
 	long long n;
 
 	if (v == NULL || *v == '\0')
 		return 0;
-	n = pf_strtonum(v, 1, 1LL << 30, &errstr);
-	return errstr == NULL ? (size_t)n : 0;
+	n = pf_strtonum(v, 1, max, &errstr);
+	return errstr == NULL ? n : 0;
 }
 
 /* One input operand; returns 0, or 1 when it could not be read. */
@@ -759,7 +762,9 @@ do_file(struct state *st, const char *path)
 	go.accept_arg = (void *)o;
 	go.idle = flush_idle;
 	go.idle_arg = st;
-	go.piece = piece_size();
+	go.piece = (size_t)env_number("POSFLOW_PGN_PIECE", 1LL << 30);
+	go.frames_from = (int)env_number("POSFLOW_PGN_FRAMES",
+	    PF_GAMES_MAX_THREADS);
 	if (o->jobs > 1) {
 		go.prep_new = builder_new_arg;
 		go.prep_free = builder_free;

@@ -72,16 +72,17 @@ enum { ZJ_FREE, ZJ_READY, ZJ_BUSY, ZJ_DONE };
 #define JOB_FRAMES	64
 
 /*
- * The parsers decompress a file's zstd frames from -j 3 on.  With -j 2
+ * PF_GAMES_FRAMES: the parsers decompress a file's zstd frames from -j 3
+ * on (o.frames_from changes it, for tests and benchmarks).  With -j 2
  * the reader does, as it does other compression, straight into its
  * window: the text crosses between threads once (reader to parser)
  * instead of twice (parser to reader, which copies it into pieces, to
- * a parser), about 8 % less CPU time and 7 % less wall time on two
- * cores (Lichess games, 2075 frames).  Decompressing and cutting take
- * about a quarter of the time of parsing, so the reader alone would
- * hold back three parsers or more (not measured: two cores here).
+ * a parser), 8 to 11 % less CPU time and 7 to 20 % less wall time on
+ * two cores (Lichess games, 2075 frames; scripts/bench-pgn2pos times
+ * both).  Decompressing and cutting take about a quarter of the time of
+ * parsing, so the reader alone would hold back three parsers or more
+ * (not measured: two cores here).
  */
-#define FRAMES_MIN_THREADS	3
 
 struct zjob {
 	int state;
@@ -787,7 +788,7 @@ reader_main(void *arg)
 			goto out;
 		}
 		publish(gs, s);
-		r = gs->nworkers >= FRAMES_MIN_THREADS &&
+		r = gs->nworkers >= gs->o.frames_from &&
 		    pf_input_zstd_text(gs->in, &fd, &start) ?
 		    read_frames(gs, fd, start) : read_member(gs);
 		if (r < 0) {
@@ -1250,6 +1251,8 @@ pf_games_open(const char *path, const char *name, const pf_games_opts *o)
 		gs->o.threads = PF_GAMES_MAX_THREADS;
 	if (gs->o.piece == 0)
 		gs->o.piece = PF_GAMES_PIECE;
+	if (gs->o.frames_from <= 0)
+		gs->o.frames_from = PF_GAMES_FRAMES;
 	if ((gs->in = pf_input_open(path, name)) == NULL) {
 		e = errno;
 		free(gs);

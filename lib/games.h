@@ -34,6 +34,7 @@
 #include "pgn.h"
 
 #define PF_GAMES_PIECE	(256u << 10)	/* bytes of text per piece */
+#define PF_GAMES_FRAMES	3	/* see games.c */
 #define PF_GAMES_MAX_THREADS	256
 
 typedef struct pf_games pf_games;
@@ -50,6 +51,8 @@ typedef struct pf_games_opts {
 	void (*idle)(void *);
 	void *idle_arg;
 	size_t piece;		/* bytes per piece; 0: PF_GAMES_PIECE */
+	int frames_from;	/* the parsers decompress zstd frames from
+				   this many threads on; 0: PF_GAMES_FRAMES */
 	/*
 	 * Work on each game done in the parser threads, where the game is
 	 * at hand (threads > 1 only): prep_new(prep_arg) makes a state for

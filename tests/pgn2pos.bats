@@ -1028,9 +1028,15 @@ games_in_frames() {
 	assert_output --partial "400 zstd frames decompressed in parallel"
 	run pgn2pos -j 1 --stats -o /dev/null frames.zst
 	assert_output --partial "0 zstd frames decompressed in parallel"
-	# with -j 2 the reader decompresses them, as it does other input
+	# with -j 2 the reader decompresses them, as it does other input,
+	# unless POSFLOW_PGN_FRAMES says from -j 2 on
 	same_j 2 100000 frames.zst
 	run pgn2pos -j 2 --stats -o /dev/null frames.zst
+	assert_output --partial " 0 zstd frames decompressed in parallel"
+	POSFLOW_PGN_FRAMES=2 same_j 2 100000 frames.zst
+	POSFLOW_PGN_FRAMES=2 run pgn2pos -j 2 --stats -o /dev/null frames.zst
+	assert_output --partial " 400 zstd frames decompressed in parallel"
+	POSFLOW_PGN_FRAMES=4 run pgn2pos -j 3 --stats -o /dev/null frames.zst
 	assert_output --partial " 0 zstd frames decompressed in parallel"
 	# frames that do not say their size (zstd from a pipe), pzstd's
 	# (each after a skippable frame), one frame, zstd inside tar
