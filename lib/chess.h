@@ -141,7 +141,10 @@ int	pf_is_legal(const pf_board *b, pf_move m);
  */
 int	pf_moves_to(const pf_board *b, int type, int to, pf_move *moves);
 
-/* m must be legal.  u receives what unmake needs. */
+/* m must be legal in b, and b a legal position (the side not to move not
+   in check: as every board made here is; the checks the move gives are
+   found from the piece moved and the line it left).  u receives what
+   unmake needs. */
 void	pf_make_move(pf_board *b, pf_move m, pf_undo *u);
 void	pf_unmake_move(pf_board *b, pf_move m, const pf_undo *u);
 

@@ -71,19 +71,6 @@ enum { ZJ_FREE, ZJ_READY, ZJ_BUSY, ZJ_DONE };
 
 #define JOB_FRAMES	64
 
-/*
- * PF_GAMES_FRAMES: the parsers decompress a file's zstd frames from -j 3
- * on (o.frames_from changes it, for tests and benchmarks).  With -j 2
- * the reader does, as it does other compression, straight into its
- * window: the text crosses between threads once (reader to parser)
- * instead of twice (parser to reader, which copies it into pieces, to
- * a parser), 8 to 11 % less CPU time and 7 to 20 % less wall time on
- * two cores (Lichess games, 2075 frames; scripts/bench-pgn2pos times
- * both).  Decompressing and cutting take about a quarter of the time of
- * parsing, so the reader alone would hold back three parsers or more
- * (not measured: two cores here).
- */
-
 struct zjob {
 	int state;
 	uint64_t at;		/* the first frame's offset in the file */
@@ -788,6 +775,8 @@ reader_main(void *arg)
 			goto out;
 		}
 		publish(gs, s);
+		/* zstd frames to the parsers, or read here (see
+		   PF_GAMES_FRAMES) */
 		r = gs->nworkers >= gs->o.frames_from &&
 		    pf_input_zstd_text(gs->in, &fd, &start) ?
 		    read_frames(gs, fd, start) : read_member(gs);
