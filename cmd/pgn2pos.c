@@ -59,9 +59,9 @@ static const char *const skip_names[SK_N] = { "variant", "invalid FEN",
     "bad tag", "bad text", "strict", "elo", "time control" };
 
 /*
- * What makes a game's records: the main thread's; with -j each parser
- * thread has one too, to make the meta of the games it parsed
- * (prepare_game).
+ * What makes a game's records.  With -j the games are written by the
+ * parser threads in turn (see games.h): one builder, one writer, used by
+ * one thread at a time.
  */
 struct builder {
 	const struct opts *o;
@@ -351,14 +351,10 @@ game_status(const pf_pgn_game *g)
 	return PF_ONGOING;
 }
 
-/*
- * Write the records of the selected positions of a game (kept packed by
- * the parser) to out.  pre: NULL, or what prepare_game made of the game in a
- * parser thread (its meta extension, then its status).
- */
+/* Write the records of the selected positions of a game (kept packed by
+   the parser) to out. */
 static void
-write_game(struct builder *st, const pf_pgn_game *g, const uint8_t *pre,
-    size_t pre_len, struct state *out)
+write_game(struct builder *st, const pf_pgn_game *g, struct state *out)
 {
 	int npos = g->nmoves + 1, i, nsel, stm = g->start.stm;
 	uint32_t clk[2] = { PF_U32_UNKNOWN, PF_U32_UNKNOWN };
@@ -370,17 +366,10 @@ write_game(struct builder *st, const pf_pgn_game *g, const uint8_t *pre,
 		return;
 	pf_extbuf_reset(&st->ext);
 	st->meta_len = 0;
-	if (pre != NULL) {
-		status = pre[pre_len - 1];
-		if (pf_extbuf_append_raw(&st->ext, pre, pre_len - 1) < 0)
-			pf_extbuf_reset(&st->ext);
+	status = game_status(g);
+	if (!st->o->no_meta) {
+		build_meta(st, g);
 		st->meta_len = st->ext.len;
-	} else {
-		status = game_status(g);
-		if (!st->o->no_meta) {
-			build_meta(st, g);
-			st->meta_len = st->ext.len;
-		}
 	}
 	st->clk_tmpl = 0;
 	if (g->has_clk) {
@@ -444,10 +433,8 @@ builder_new(const struct opts *o)
 }
 
 static void
-builder_free(void *arg)
+builder_free(struct builder *b)
 {
-	struct builder *b = arg;
-
 	if (b == NULL)
 		return;
 	pf_extbuf_free(&b->ext);
@@ -455,47 +442,11 @@ builder_free(void *arg)
 	free(b);
 }
 
-static void *
-builder_new_arg(void *arg)
-{
-	return builder_new(arg);
-}
-
 /* Does do_game write this game's records? */
 static int
 writes_game(const struct opts *o, const pf_pgn_game *g)
 {
 	return !g->skip && !g->filtered && !(g->problem && o->strict_games);
-}
-
-/*
- * -j: what a parser thread makes of a game it parsed, for the main thread
- * to write it with: the status of its final position (a search for a legal
- * move) and its meta extension (strings checked and made UTF-8), as
- * [meta][status].  Nothing for a game not written.  (The records
- * themselves are made by the main thread: a game's records, meta in each,
- * are several times its size, too many bytes to pass between threads.)
- */
-static int
-prepare_game(void *state, const pf_pgn_game *g, const void **bytes,
-    size_t *len)
-{
-	struct builder *b = state;
-	uint8_t status;
-
-	*len = 0;
-	if (!writes_game(b->o, g))
-		return 0;
-	status = (uint8_t)game_status(g);
-
-	pf_extbuf_reset(&b->ext);
-	if (!b->o->no_meta)
-		build_meta(b, g);
-	if (pf_extbuf_append_raw(&b->ext, &status, 1) < 0)
-		return -1;
-	*bytes = b->ext.data;
-	*len = b->ext.len;
-	return 0;
 }
 
 /* ---- games ------------------------------------------------------------ */
@@ -672,8 +623,7 @@ drop_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
 }
 
 static void
-do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd,
-    const pf_games_event *ev)
+do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
 {
 	const struct opts *o = st->o;
 	char what[64];
@@ -701,8 +651,7 @@ do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd,
 		warn_game(where, g, epd, what);
 	}
 	st->kept++;
-	write_game(st->b, g, ev->prepared && ev->prep_len > 0 ? ev->prep :
-	    NULL, ev->prep_len, st);
+	write_game(st->b, g, st);
 }
 
 /* The input would block: pass on what is buffered (pipelines flow). */
@@ -741,19 +690,69 @@ env_number(const char *name, long long max)
 	return errstr == NULL ? n : 0;
 }
 
+/* The file being read: what its messages say. */
+struct file {
+	struct state *st;
+	const char *name;
+	char where[1024];	/* name, or name: member */
+	uint64_t last;		/* the last game (or line) read */
+	int rc;
+};
+
+/* One event of the file (with -j, from whichever parser thread has the
+   turn).  0, or -1 to stop reading. */
+static int
+do_event(const pf_games_event *ev, void *arg)
+{
+	struct file *f = arg;
+	struct state *st = f->st;
+
+	switch (ev->kind) {
+	case PF_GAMES_MEMBER:
+		if (ev->member != NULL)
+			snprintf(f->where, sizeof(f->where), "%s: %s", f->name,
+			    ev->member);
+		else
+			snprintf(f->where, sizeof(f->where), "%s", f->name);
+		f->last = 0;
+		break;
+	case PF_GAMES_GAME:
+		f->last = ev->epd ? ev->game->line : ev->game->number;
+		do_game(st, f->where, ev->game, ev->epd);
+		break;
+	case PF_GAMES_READ_ERROR:
+		if (f->last == 0)
+			pf_warnx("%s: read error before the first %s: %s",
+			    f->where, ev->epd ? "line" : "game", ev->error);
+		else
+			pf_warnx("%s: read error after %s %" PRIu64 ": %s",
+			    f->where, ev->epd ? "line" : "game", f->last,
+			    ev->error);
+		f->rc = 1;
+		/* on to the next member: a damaged zip member leaves the
+		   others readable */
+		break;
+	case PF_GAMES_INPUT_ERROR:
+		pf_warnx("%s: %s", f->name, ev->error);
+		f->rc = 1;
+		break;
+	}
+	return st->broken || st->write_err ? -1 : 0;
+}
+
 /* One input operand; returns 0, or 1 when it could not be read. */
 static int
 do_file(struct state *st, const char *path)
 {
 	const struct opts *o = st->o;
-	const char *name = pf_input_name(path);
+	struct file f;
 	pf_games_opts go;
-	pf_games_event ev;
 	pf_games *gs;
-	char where[1024];
-	uint64_t last = 0;
-	int rc = 0;
 
+	memset(&f, 0, sizeof(f));
+	f.st = st;
+	f.name = pf_input_name(path);
+	snprintf(f.where, sizeof(f.where), "%s", f.name);
 	memset(&go, 0, sizeof(go));
 	go.threads = o->jobs;
 	go.format = o->format;
@@ -765,60 +764,18 @@ do_file(struct state *st, const char *path)
 	go.piece = (size_t)env_number("POSFLOW_PGN_PIECE", 1LL << 30);
 	go.frames_from = (int)env_number("POSFLOW_PGN_FRAMES",
 	    PF_GAMES_MAX_THREADS);
-	if (o->jobs > 1) {
-		go.prep_new = builder_new_arg;
-		go.prep_free = builder_free;
-		go.prepare = prepare_game;
-		go.prep_arg = (void *)o;
-	}
-	if ((gs = pf_games_open(path, name, &go)) == NULL) {
-		pf_warn("%s", name);
+	if ((gs = pf_games_open(path, f.name, &go)) == NULL) {
+		pf_warn("%s", f.name);
 		return 1;
 	}
-	snprintf(where, sizeof(where), "%s", name);
-	while (!st->broken && !st->write_err) {
-		if (pf_games_next(gs, &ev) < 0) {
-			pf_warnx("%s: %s", where, pf_games_error(gs));
-			rc = 1;
-			break;
-		}
-		if (ev.kind == PF_GAMES_END)
-			break;
-		switch (ev.kind) {
-		case PF_GAMES_MEMBER:
-			if (ev.member != NULL)
-				snprintf(where, sizeof(where), "%s: %s", name,
-				    ev.member);
-			else
-				snprintf(where, sizeof(where), "%s", name);
-			last = 0;
-			break;
-		case PF_GAMES_GAME:
-			last = ev.epd ? ev.game->line : ev.game->number;
-			do_game(st, where, ev.game, ev.epd, &ev);
-			break;
-		case PF_GAMES_READ_ERROR:
-			if (last == 0)
-				pf_warnx("%s: read error before the first %s: "
-				    "%s", where, ev.epd ? "line" : "game",
-				    ev.error);
-			else
-				pf_warnx("%s: read error after %s %" PRIu64
-				    ": %s", where, ev.epd ? "line" : "game",
-				    last, ev.error);
-			rc = 1;
-			/* on to the next member: a damaged zip member leaves
-			   the others readable */
-			break;
-		case PF_GAMES_INPUT_ERROR:
-			pf_warnx("%s: %s", name, ev.error);
-			rc = 1;
-			break;
-		}
+	if (!st->broken && !st->write_err &&
+	    pf_games_run(gs, do_event, &f) < 0) {
+		pf_warnx("%s: %s", f.where, pf_games_error(gs));
+		f.rc = 1;
 	}
 	st->frames += pf_games_frames(gs);
 	pf_games_close(gs);
-	return rc;
+	return f.rc;
 }
 
 static void

@@ -3,19 +3,26 @@
  * (see games.h).
  *
  * Threads: one reader (pf_input: decompression, archive members) cuts
- * the text into pieces; the parsers parse whole pieces (and decompress
- * zstd frames for the reader: see read_frames); the caller takes the
- * pieces' games in order.  The pieces go round a ring of slots, each
- * slot FREE -> FILLING (the reader) -> READY -> PARSING (a parser) ->
- * DONE -> FREE (the caller, once it has handed out the slot's games).
- * Members, input errors and the end go round the ring as slots too, so
- * that everything reaches the caller in input order.  One mutex guards
- * the states; a slot's contents belong to whoever holds it.
+ * the text into pieces; the parsers, the caller's thread among them,
+ * parse whole pieces (and decompress zstd frames for the reader: see
+ * read_frames).  The pieces go round a ring of slots, each slot FREE ->
+ * FILLING (the reader) -> READY -> PARSING (a parser) -> DONE -> FREE
+ * (once its events are handed out).  Members, input errors and the end go
+ * round the ring as slots too, so that everything is handed out in input
+ * order.  One mutex guards the states; a slot's contents belong to
+ * whoever holds it.
  *
- * A parser copies each game into its slot's arena (the struct, then its
- * arrays) as offsets; the caller points the arrays at the copies when it
- * hands the game out, and adds the games and newlines of the member's
- * earlier pieces to the game and line numbers.
+ * The turn: the events are handed out by one thread at a time, the one
+ * whose slot is the earliest not yet handed out (dseq).  A parser that
+ * holds its slot's turn hands each game out as it parses it; one that
+ * does not copies each game into its slot's arena (the struct, then its
+ * arrays, as offsets) and looks at the slot's turn flag before each next
+ * game.  Once it has the turn it hands out the games it kept, then goes
+ * on as the holder.  At the end of its slot the holder frees it and
+ * passes the turn on (pass_turn): to the next slot's parser by its flag,
+ * or, when that slot is already parsed, by handing its games out itself.
+ * The game and line numbers get the games and newlines of the member's
+ * earlier pieces added as they are handed out.
  */
 #define _GNU_SOURCE	/* memrchr */
 #include <errno.h>
@@ -32,10 +39,9 @@
 #include "input.h"
 #include "record.h"
 
-/* A game in its slot's arena: where it is, and what prepare made of it
-   (prep_len bytes at prep). */
+/* A game in its slot's arena: where it is. */
 struct gref {
-	size_t game, end, prep, prep_len;	/* end: of the packed struct */
+	size_t game, end;	/* end: of the packed struct */
 };
 
 enum { SL_FREE, SL_FILLING, SL_READY, SL_PARSING, SL_DONE };
@@ -51,11 +57,15 @@ struct slot {
 	int read_err;		/* a read error ends the member after it */
 	char *member;		/* EV_MEMBER: its name, or NULL */
 	char err[640];		/* read_err, EV_INPUT_ERROR: why */
-	/* parsed: the games in the arena (struct gref) */
+	int turn;		/* its events are to be handed out now
+				   (atomic: its parser reads it unlocked) */
+	/* parsed: the games kept in the arena (struct gref), those of them
+	   handed out, and all its games */
 	unsigned char *arena;
 	size_t alen, acap;
 	struct gref *offs;
-	size_t ngames, gcap;
+	size_t ngames, gcap, given;
+	uint64_t pgames;
 	uint64_t newlines;
 	int clean;
 	int oom;
@@ -92,28 +102,31 @@ struct worker {
 	pthread_t tid;
 	pf_pgn *pgn;
 	ZSTD_DCtx *dctx;
-	void *prep;		/* prep_new's state */
 	int started;
+	pf_pgn_game game;	/* a kept game, unpacked to be handed out */
 };
 
 struct pf_games {
 	pf_games_opts o;
 	pf_input *in;
+	int regular;		/* the input is a regular file */
 	char err[640];
-	int ended;		/* PF_GAMES_END handed out */
+	pf_games_fn fn;		/* pf_games_run's */
+	void *fn_arg;
 
 	/* one thread */
 	pf_pgn *pgn;
-	int in_member;
 
 	/* several */
 	int threaded;
 	pthread_mutex_t mu;
-	pthread_cond_t cv_free, cv_ready, cv_done, cv_zdone;
+	pthread_cond_t cv_free, cv_ready, cv_zdone;
 	int stop;
+	int over;		/* no more events will be handed out */
 	struct slot *slots;
 	size_t nslots;
-	uint64_t wseq, pseq, cseq;	/* next slot to fill, parse, take */
+	uint64_t wseq, pseq, dseq;	/* next slot to fill, parse, hand
+					   out */
 	size_t nfree;		/* slots free (from wseq on) */
 	size_t free_low;	/* the reader waits for that many */
 	int free_wait;		/* the reader is waiting */
@@ -135,73 +148,63 @@ struct pf_games {
 	size_t zpos, zlen, zcap;	/* [zpos, zpos + zlen) unused */
 	uint64_t zoff;		/* the file offset of zbuf[zpos] */
 	int zeof;		/* read to the end of the file */
-	/* the caller's */
-	struct slot *take;	/* the slot being handed out */
-	pf_pgn_game game;	/* the game handed out, unpacked */
 	/* the arrays of a game without evaluations or clocks */
 	uint8_t *no_eval_kind;
 	int32_t *no_eval;
 	uint16_t *no_eval_depth;
 	uint32_t *no_clk;
-	size_t next_game;
+	/* the turn's (whichever thread holds it) */
 	uint64_t games_base, lines_base;
 	int member_fmt;
-	int input_failed;	/* PF_GAMES_INPUT_ERROR handed out */
+	int halted;		/* no more events: fn said stop, or the
+				   input ended */
+	int failed;		/* halted for want of memory: err says */
 	uint64_t frames;	/* zstd frames decompressed in parallel */
 };
 
 /* ---- one thread ------------------------------------------------------- */
 
 static int
-next_seq(pf_games *gs, pf_games_event *ev)
+run_seq(pf_games *gs)
 {
+	pf_games_event ev;
 	pf_pgn_game *g;
 	int r;
 
 	for (;;) {
-		if (gs->in_member < 0) {	/* after an input error */
-			ev->kind = PF_GAMES_END;
-			gs->ended = 1;
-			return 1;
+		memset(&ev, 0, sizeof(ev));
+		if ((r = pf_input_next_member(gs->in)) == 0)
+			return 0;
+		if (r < 0) {
+			snprintf(gs->err, sizeof(gs->err), "%s",
+			    pf_input_error(gs->in));
+			ev.kind = PF_GAMES_INPUT_ERROR;
+			ev.error = gs->err;
+			(void)gs->fn(&ev, gs->fn_arg);
+			return 0;
 		}
-		if (!gs->in_member) {
-			r = pf_input_next_member(gs->in);
-			if (r == 0) {
-				ev->kind = PF_GAMES_END;
-				ev->epd = 0;
-				gs->ended = 1;
-				return 1;
-			}
-			if (r < 0) {
-				snprintf(gs->err, sizeof(gs->err), "%s",
-				    pf_input_error(gs->in));
-				ev->kind = PF_GAMES_INPUT_ERROR;
-				ev->error = gs->err;
-				ev->epd = 0;
-				gs->in_member = -1;	/* END next */
-				return 1;
-			}
-			pf_pgn_start(gs->pgn, gs->in);
-			gs->in_member = 1;
-			ev->kind = PF_GAMES_MEMBER;
-			ev->member = pf_input_member(gs->in);
-			ev->epd = 0;
-			return 1;
+		pf_pgn_start(gs->pgn, gs->in);
+		ev.kind = PF_GAMES_MEMBER;
+		ev.member = pf_input_member(gs->in);
+		if (gs->fn(&ev, gs->fn_arg) < 0)
+			return 0;
+		ev.kind = PF_GAMES_GAME;
+		ev.member = NULL;
+		while ((r = pf_pgn_next(gs->pgn, &g)) == 1) {
+			ev.game = g;
+			ev.epd = pf_pgn_format(gs->pgn) == PF_PGN_EPD;
+			if (gs->fn(&ev, gs->fn_arg) < 0)
+				return 0;
 		}
-		r = pf_pgn_next(gs->pgn, &g);
-		ev->epd = pf_pgn_format(gs->pgn) == PF_PGN_EPD;
-		if (r == 1) {
-			ev->kind = PF_GAMES_GAME;
-			ev->game = g;
-			return 1;
-		}
-		gs->in_member = 0;
 		if (r < 0) {
 			snprintf(gs->err, sizeof(gs->err), "%s",
 			    pf_pgn_error(gs->pgn));
-			ev->kind = PF_GAMES_READ_ERROR;
-			ev->error = gs->err;
-			return 1;
+			ev.kind = PF_GAMES_READ_ERROR;
+			ev.game = NULL;
+			ev.error = gs->err;
+			ev.epd = pf_pgn_format(gs->pgn) == PF_PGN_EPD;
+			if (gs->fn(&ev, gs->fn_arg) < 0)
+				return 0;
 		}
 	}
 }
@@ -805,7 +808,7 @@ out:
 	return NULL;
 }
 
-/* ---- the parsers ------------------------------------------------------ */
+/* ---- games kept until their turn -------------------------------------- */
 
 static void *
 acopy(struct slot *s, const void *p, size_t n)
@@ -837,7 +840,7 @@ acopy(struct slot *s, const void *p, size_t n)
  * then text and detail (bytes and NUL); then the arrays it needs: none
  * for a game skipped or filtered; the evaluations only when it has some,
  * the clocks only when it has some (load_game points the others at arrays
- * of "none"), the hashes only when asked; then what prepare made of it.
+ * of "none"), the hashes only when asked.
  * About 600 bytes in a row for a game of Lichess, not 2.5 KiB with gaps
  * (the struct as it lies): written by one core and read by another, each
  * line of it costs a cache miss on both, the worst of the hand-off.
@@ -861,13 +864,18 @@ static const size_t str_at[7] = {
 	offsetof(pf_pgn_game, variant)
 };
 
+/* The i-th of them in g (save_game reads it, load_game writes it). */
+static pf_pgn_str *
+str_of(const pf_pgn_game *g, int i)
+{
+	return (pf_pgn_str *)((char *)(uintptr_t)g + str_at[i]);
+}
+
 static int
 save_game(struct worker *w, struct slot *s, const pf_pgn_game *g)
 {
-	const pf_games_opts *o = &w->gs->o;
-	int want_hash = o->want_hash;
-	size_t n = (size_t)g->nmoves + 1, off, plen = 0, need, tl, dl;
-	const void *prep = NULL;
+	int want_hash = w->gs->o.want_hash;
+	size_t n = (size_t)g->nmoves + 1, off, need, tl, dl;
 	unsigned char *d;
 	int i;
 
@@ -884,16 +892,14 @@ save_game(struct worker *w, struct slot *s, const pf_pgn_game *g)
 	dl = strlen(g->detail) + 1;
 	need = FIXED_END + (TAIL_END - TAIL_START) + tl + dl;
 	for (i = 0; i < 7; i++)
-		need += sizeof(uint16_t) +
-		    ((const pf_pgn_str *)((const char *)g + str_at[i]))->len;
+		need += sizeof(uint16_t) + str_of(g, i)->len;
 	if ((d = acopy(s, NULL, need)) == NULL)
 		return -1;
 	off = (size_t)(d - s->arena);
 	memcpy(d, g, FIXED_END);
 	d += FIXED_END;
 	for (i = 0; i < 7; i++) {
-		const pf_pgn_str *t = (const pf_pgn_str *)((const char *)g +
-		    str_at[i]);
+		const pf_pgn_str *t = str_of(g, i);
 
 		memcpy(d, &t->len, sizeof(t->len));
 		memcpy(d + sizeof(t->len), t->s, t->len);
@@ -917,25 +923,18 @@ save_game(struct worker *w, struct slot *s, const pf_pgn_game *g)
 		return -1;
 	s->offs[s->ngames].game = off;
 	s->offs[s->ngames].end = off + need;
-	s->offs[s->ngames].prep_len = 0;
-	if (o->prepare != NULL) {
-		if (o->prepare(w->prep, g, &prep, &plen) < 0 ||
-		    (d = acopy(s, prep, plen)) == NULL)
-			return -1;
-		s->offs[s->ngames].prep = (size_t)(d - s->arena);
-		s->offs[s->ngames].prep_len = plen;
-	}
 	s->ngames++;
 	return 0;
 }
 
-/* The game at offs[i], unpacked into gs->game, its arrays pointed at
+/* The game at offs[i], unpacked into w->game, its arrays pointed at
    their copies where they lie. */
 static pf_pgn_game *
-load_game(pf_games *gs, struct slot *s, size_t i)
+load_game(struct worker *w, struct slot *s, size_t i)
 {
+	pf_games *gs = w->gs;
 	const unsigned char *a = s->arena + s->offs[i].game;
-	pf_pgn_game *g = &gs->game;
+	pf_pgn_game *g = &w->game;
 	size_t n, at = s->offs[i].end, tl;
 	int k;
 
@@ -947,7 +946,7 @@ load_game(pf_games *gs, struct slot *s, size_t i)
 	memcpy(g, a, FIXED_END);
 	a += FIXED_END;
 	for (k = 0; k < 7; k++) {
-		pf_pgn_str *t = (pf_pgn_str *)((char *)g + str_at[k]);
+		pf_pgn_str *t = str_of(g, k);
 
 		memcpy(&t->len, a, sizeof(t->len));
 		memcpy(t->s, a + sizeof(t->len), t->len);
@@ -986,20 +985,187 @@ load_game(pf_games *gs, struct slot *s, size_t i)
 	return g;
 }
 
+/* ---- handing out, in turn --------------------------------------------- */
+
+/* No more events: the input has ended, fn said stop, or (err) memory ran
+   out.  By the turn's holder. */
+static void
+halt(pf_games *gs, const char *err)
+{
+	if (err != NULL) {
+		snprintf(gs->err, sizeof(gs->err), "%s", err);
+		gs->failed = 1;
+	}
+	gs->halted = 1;
+	pthread_mutex_lock(&gs->mu);
+	gs->over = 1;
+	pthread_cond_broadcast(&gs->cv_ready);
+	pthread_mutex_unlock(&gs->mu);
+}
+
+/* fn, by the turn's holder: 0, or -1 when it said stop. */
+static int
+hand_out(pf_games *gs, const pf_games_event *ev)
+{
+	if (gs->fn(ev, gs->fn_arg) == 0)
+		return 0;
+	halt(gs, NULL);
+	return -1;
+}
+
+static int
+give_game(pf_games *gs, const struct slot *s, pf_pgn_game *g)
+{
+	pf_games_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	g->number += gs->games_base;
+	if (s->format == PF_PGN_EPD)
+		g->line += gs->lines_base;
+	ev.kind = PF_GAMES_GAME;
+	ev.game = g;
+	ev.epd = s->format == PF_PGN_EPD;
+	return hand_out(gs, &ev);
+}
+
+/* The games s kept and has not handed out. */
+static int
+give_kept(struct worker *w, struct slot *s)
+{
+	while (s->given < s->ngames)
+		if (give_game(w->gs, s, load_game(w, s, s->given++)) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * By the turn's holder, s parsed: the rest of its events (the games kept,
+ * then what ends it).  0 to go on to the next slot, -1 when the events
+ * end here (fn said stop, the input ended, no memory).
+ */
+static int
+give_rest(struct worker *w, struct slot *s)
+{
+	pf_games *gs = w->gs;
+	pf_games_event ev;
+
+	if (gs->halted)
+		return -1;
+	memset(&ev, 0, sizeof(ev));
+	switch (s->kind) {
+	case EV_PIECE:
+		if (give_kept(w, s) < 0)
+			return -1;
+		if (s->oom) {
+			halt(gs, "out of memory");
+			return -1;
+		}
+		if (!s->clean) {
+			halt(gs, "internal error: a piece was cut inside a "
+			    "game");
+			return -1;
+		}
+		gs->games_base += s->pgames;
+		gs->lines_base += s->newlines;
+		if (s->format != PF_PGN_AUTO)
+			gs->member_fmt = s->format;
+		if (!s->read_err)
+			return 0;
+		ev.kind = PF_GAMES_READ_ERROR;
+		ev.error = s->err;
+		ev.epd = gs->member_fmt == PF_PGN_EPD;
+		return hand_out(gs, &ev);
+	case EV_MEMBER:
+		gs->games_base = gs->lines_base = 0;
+		gs->member_fmt = PF_PGN_AUTO;
+		ev.kind = PF_GAMES_MEMBER;
+		ev.member = s->member;
+		return hand_out(gs, &ev);
+	case EV_INPUT_ERROR:
+		/* the last event (the reader may have stopped without
+		   sending the end: no memory) */
+		ev.kind = PF_GAMES_INPUT_ERROR;
+		ev.error = s->err;
+		if (hand_out(gs, &ev) == 0)
+			halt(gs, NULL);
+		return -1;
+	default:
+		halt(gs, NULL);
+		return -1;
+	}
+}
+
+/*
+ * With the lock held, by the turn's holder, the slot at dseq handed out:
+ * free it and pass the turn to the next slot, or hand that one out here
+ * when it is parsed already (and so on).  Before passing the turn to a
+ * slot the reader has yet to fill, the idle function (the input would
+ * block; the turn is still held).
+ */
+static void
+pass_turn(struct worker *w)
+{
+	pf_games *gs = w->gs;
+	struct slot *s = &gs->slots[gs->dseq % gs->nslots];
+	int r;
+
+	for (;;) {
+		__atomic_store_n(&s->turn, 0, __ATOMIC_RELAXED);
+		s->state = SL_FREE;
+		gs->dseq++;
+		if (++gs->nfree >= gs->free_low && gs->free_wait)
+			pthread_cond_signal(&gs->cv_free);
+		s = &gs->slots[gs->dseq % gs->nslots];
+		if ((s->state == SL_FREE || s->state == SL_FILLING) &&
+		    gs->o.idle != NULL && !gs->regular) {
+			pthread_mutex_unlock(&gs->mu);
+			gs->o.idle(gs->o.idle_arg);
+			pthread_mutex_lock(&gs->mu);
+		}
+		if (s->state != SL_DONE) {
+			__atomic_store_n(&s->turn, 1, __ATOMIC_RELEASE);
+			return;
+		}
+		pthread_mutex_unlock(&gs->mu);
+		r = give_rest(w, s);
+		pthread_mutex_lock(&gs->mu);
+		if (r < 0)
+			return;
+	}
+}
+
+/* ---- the parsers ------------------------------------------------------ */
+
+/* A piece's games: handed out while the slot has the turn, kept until
+   then. */
 static void
 parse_piece(struct worker *w, struct slot *s)
 {
+	pf_games *gs = w->gs;
 	pf_pgn_game *g;
+	int turn = 0;
 
 	s->alen = 0;
 	s->ngames = 0;
+	s->given = 0;
+	s->pgames = 0;
 	s->oom = 0;
 	pf_pgn_start_mem(w->pgn, s->buf, s->len, s->format, s->soft_end);
-	while (pf_pgn_next(w->pgn, &g) == 1)
-		if (save_game(w, s, g) < 0) {
+	while (pf_pgn_next(w->pgn, &g) == 1) {
+		s->pgames++;
+		if (!turn && __atomic_load_n(&s->turn, __ATOMIC_ACQUIRE)) {
+			turn = 1;
+			if (give_kept(w, s) < 0)
+				break;
+		}
+		if (turn) {
+			if (give_game(gs, s, g) < 0)
+				break;
+		} else if (save_game(w, s, g) < 0) {
 			s->oom = 1;
 			break;
 		}
+	}
 	s->newlines = pf_pgn_newlines(w->pgn);
 	s->clean = pf_pgn_clean_end(w->pgn);
 }
@@ -1007,7 +1173,8 @@ parse_piece(struct worker *w, struct slot *s)
 /*
  * With the lock held: one piece of work, if there is one ready (a job of
  * frames first: their text is what the pieces are cut from), done without
- * the lock.  1 when done, 0 when there was none.
+ * the lock; then, if the slot has the turn, the rest of its events and the
+ * turn passed on.  1 when done, 0 when there was none.
  */
 static int
 work(struct worker *w)
@@ -1015,7 +1182,10 @@ work(struct worker *w)
 	pf_games *gs = w->gs;
 	struct slot *s = &gs->slots[gs->pseq % gs->nslots];
 	struct zjob *z = &gs->zjobs[gs->zp % gs->nz];
+	int r;
 
+	if (gs->over)
+		return 0;
 	if (z->state == ZJ_READY) {
 		z->state = ZJ_BUSY;
 		gs->zp++;
@@ -1029,15 +1199,22 @@ work(struct worker *w)
 	if (s->state != SL_READY)
 		return 0;
 	gs->pseq++;
+	s->state = SL_PARSING;
 	if (s->kind == EV_PIECE) {
-		s->state = SL_PARSING;
 		pthread_mutex_unlock(&gs->mu);
 		parse_piece(w, s);
 		pthread_mutex_lock(&gs->mu);
 	}
 	s->state = SL_DONE;
-	if (w != &gs->workers[0])	/* (the caller's own: it knows) */
-		pthread_cond_signal(&gs->cv_done);
+	/* (pass_turn sets the flag with the lock held: either it saw the
+	   slot done and hands it out, or this thread sees the flag) */
+	if (__atomic_load_n(&s->turn, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&gs->mu);
+		r = give_rest(w, s);
+		pthread_mutex_lock(&gs->mu);
+		if (r == 0)
+			pass_turn(w);
+	}
 	return 1;
 }
 
@@ -1055,124 +1232,33 @@ worker_main(void *arg)
 	return NULL;
 }
 
-/* ---- the caller's side ------------------------------------------------ */
-
-static void
-release(pf_games *gs)
-{
-	if (gs->take == NULL)
-		return;
-	pthread_mutex_lock(&gs->mu);
-	gs->take->state = SL_FREE;
-	gs->take = NULL;
-	gs->cseq++;
-	if (++gs->nfree >= gs->free_low && gs->free_wait)
-		pthread_cond_signal(&gs->cv_free);
-	pthread_mutex_unlock(&gs->mu);
-}
-
+/* The caller's thread: the first slot gets the turn, then this thread
+   parses as the others do, until no more events will be handed out. */
 static int
-next_par(pf_games *gs, pf_games_event *ev)
+run_par(pf_games *gs)
 {
-	struct slot *s;
+	struct worker *w = &gs->workers[0];
+	struct slot *s = &gs->slots[0];
+	int r;
 
-	if (gs->input_failed) {
-		ev->kind = PF_GAMES_END;
-		gs->ended = 1;
-		return 1;
-	}
-	for (;;) {
-		if ((s = gs->take) != NULL && s->kind == EV_PIECE) {
-			if (gs->next_game < s->ngames) {
-				pf_pgn_game *g = load_game(gs, s,
-				    gs->next_game);
-
-				g->number += gs->games_base;
-				if (s->format == PF_PGN_EPD)
-					g->line += gs->lines_base;
-				if (gs->o.prepare != NULL) {
-					struct gref *r =
-					    &s->offs[gs->next_game];
-
-					ev->prepared = 1;
-					ev->prep = s->arena + r->prep;
-					ev->prep_len = r->prep_len;
-				}
-				gs->next_game++;
-				ev->kind = PF_GAMES_GAME;
-				ev->game = g;
-				ev->epd = s->format == PF_PGN_EPD;
-				return 1;
-			}
-			gs->games_base += s->ngames;
-			gs->lines_base += s->newlines;
-			if (s->format != PF_PGN_AUTO)
-				gs->member_fmt = s->format;
-			if (s->read_err) {
-				snprintf(gs->err, sizeof(gs->err), "%s",
-				    s->err);
-				release(gs);
-				ev->kind = PF_GAMES_READ_ERROR;
-				ev->error = gs->err;
-				ev->epd = gs->member_fmt == PF_PGN_EPD;
-				return 1;
-			}
-		}
-		release(gs);
-		s = &gs->slots[gs->cseq % gs->nslots];
-		pthread_mutex_lock(&gs->mu);
-		if (s->state != SL_DONE && gs->o.idle != NULL &&
-		    !pf_input_regular(gs->in)) {
-			pthread_mutex_unlock(&gs->mu);
-			gs->o.idle(gs->o.idle_arg);
-			pthread_mutex_lock(&gs->mu);
-		}
-		/* the caller parses too while its next piece is not
-		   done: one thread fewer to wake */
-		while (s->state != SL_DONE)
-			if (!work(&gs->workers[0]))
-				pthread_cond_wait(&gs->cv_done, &gs->mu);
+	pthread_mutex_lock(&gs->mu);
+	if (s->state == SL_DONE) {
 		pthread_mutex_unlock(&gs->mu);
-		gs->take = s;
-		gs->next_game = 0;
-		switch (s->kind) {
-		case EV_PIECE:
-			if (s->oom) {
-				snprintf(gs->err, sizeof(gs->err),
-				    "out of memory");
-				return -1;
-			}
-			if (!s->clean) {
-				snprintf(gs->err, sizeof(gs->err), "internal "
-				    "error: a piece was cut inside a game");
-				return -1;
-			}
-			continue;
-		case EV_MEMBER:
-			gs->games_base = gs->lines_base = 0;
-			gs->member_fmt = PF_PGN_AUTO;
-			ev->kind = PF_GAMES_MEMBER;
-			ev->member = s->member;
-			ev->epd = 0;
-			return 1;
-		case EV_INPUT_ERROR:
-			/* the last event but the end (the reader may have
-			   stopped without sending it: no memory) */
-			gs->input_failed = 1;
-			snprintf(gs->err, sizeof(gs->err), "%s", s->err);
-			ev->kind = PF_GAMES_INPUT_ERROR;
-			ev->error = gs->err;
-			ev->epd = 0;
-			return 1;
-		default:
-			ev->kind = PF_GAMES_END;
-			gs->ended = 1;
-			return 1;
-		}
-	}
+		r = give_rest(w, s);
+		pthread_mutex_lock(&gs->mu);
+		if (r == 0)
+			pass_turn(w);
+	} else
+		__atomic_store_n(&s->turn, 1, __ATOMIC_RELEASE);
+	while (!gs->over)
+		if (!work(w))
+			pthread_cond_wait(&gs->cv_ready, &gs->mu);
+	pthread_mutex_unlock(&gs->mu);
+	/* (halt wrote failed before it took the lock to set over) */
+	return gs->failed ? -1 : 0;
 }
 
-/* ---- open, next, close ------------------------------------------------ */
+/* ---- open, run, close ------------------------------------------------- */
 
 static int
 start_threads(pf_games *gs)
@@ -1198,7 +1284,6 @@ start_threads(pf_games *gs)
 	pthread_mutex_init(&gs->mu, NULL);
 	pthread_cond_init(&gs->cv_free, NULL);
 	pthread_cond_init(&gs->cv_ready, NULL);
-	pthread_cond_init(&gs->cv_done, NULL);
 	pthread_cond_init(&gs->cv_zdone, NULL);
 	gs->threaded = 1;
 	for (i = 0; i < gs->nworkers; i++) {
@@ -1209,9 +1294,6 @@ start_threads(pf_games *gs)
 		    gs->o.accept_arg)) == NULL)
 			return -1;
 		pf_pgn_want_hash(w->pgn, gs->o.want_hash);
-		if (gs->o.prepare != NULL && gs->o.prep_new != NULL &&
-		    (w->prep = gs->o.prep_new(gs->o.prep_arg)) == NULL)
-			return -1;
 		if (i == 0)
 			continue;
 		if (pthread_create(&w->tid, NULL, worker_main, w) != 0)
@@ -1248,6 +1330,7 @@ pf_games_open(const char *path, const char *name, const pf_games_opts *o)
 		errno = e;
 		return NULL;
 	}
+	gs->regular = pf_input_regular(gs->in);
 	if (gs->o.threads == 1) {
 		if ((gs->pgn = pf_pgn_new(gs->o.format, gs->o.accept,
 		    gs->o.accept_arg)) == NULL)
@@ -1265,12 +1348,11 @@ fail:
 }
 
 int
-pf_games_next(pf_games *gs, pf_games_event *ev)
+pf_games_run(pf_games *gs, pf_games_fn fn, void *arg)
 {
-	memset(ev, 0, sizeof(*ev));
-	if (gs->ended)
-		return 0;
-	return gs->threaded ? next_par(gs, ev) : next_seq(gs, ev);
+	gs->fn = fn;
+	gs->fn_arg = arg;
+	return gs->threaded ? run_par(gs) : run_seq(gs);
 }
 
 uint64_t
@@ -1322,9 +1404,6 @@ pf_games_close(pf_games *gs)
 				pthread_join(gs->workers[k].tid, NULL);
 			pf_pgn_free(gs->workers[k].pgn);
 			ZSTD_freeDCtx(gs->workers[k].dctx);
-			if (gs->workers[k].prep != NULL &&
-			    gs->o.prep_free != NULL)
-				gs->o.prep_free(gs->workers[k].prep);
 		}
 		for (i = 0; i < gs->nslots; i++) {
 			free(gs->slots[i].buf);
@@ -1343,8 +1422,7 @@ pf_games_close(pf_games *gs)
 		pthread_mutex_destroy(&gs->mu);
 		pthread_cond_destroy(&gs->cv_free);
 		pthread_cond_destroy(&gs->cv_ready);
-		pthread_cond_destroy(&gs->cv_done);
-		pthread_cond_destroy(&gs->cv_zdone);
+			pthread_cond_destroy(&gs->cv_zdone);
 	}
 	/* A reader cancelled inside a read leaves libarchive mid-call:
 	   its input is not freed (the process is about to end). */

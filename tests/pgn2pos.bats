@@ -963,6 +963,28 @@ $err1"
 	assert_output --partial "47 games read, 47 kept (0 truncated), 0 skipped; 2817 positions written"
 }
 
+@test "-j: a failed output stops the run as with -j 1, whichever thread has the turn" {
+	for i in $(seq 20); do cat "$L100K"; done > big.pgn
+	run --separate-stderr pgn2pos -o /dev/full big.pgn
+	assert_failure 1
+	err1=$stderr
+	[[ "$err1" == *"/dev/full: write error: No space left on device"* ]]
+	for j in 2 3 4; do
+		# (small pieces: the game whose records fail is in a piece of
+		# any of the threads)
+		for piece in 700 3000; do
+			POSFLOW_PGN_PIECE=$piece run --separate-stderr \
+			    pgn2pos -j "$j" -o /dev/full big.pgn
+			[ "$status" -eq 1 ] || fail "-j $j: exit $status"
+			[ "$stderr" = "$err1" ] || fail "-j $j: $stderr"
+			run bash -c "POSFLOW_PGN_PIECE=$piece pgn2pos -j $j big.pgn \
+			    2>err | head -c 100 > /dev/null; echo \"\${PIPESTATUS[0]}\""
+			assert_output 0
+			[ ! -s err ] || fail "-j $j | head: $(cat err)"
+		done
+	done
+}
+
 @test "-j: multi-frame zstd, tar and zip of several files, the same as -j 1" {
 	# frames cut inside games, as pzstd and Lichess cut them
 	split -b 7000 "$L100K" part.
