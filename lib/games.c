@@ -69,6 +69,8 @@ struct slot {
 	uint64_t newlines;
 	int clean;
 	int oom;
+	uint64_t seq;		/* its place in the ring's order */
+	uint64_t claimed;	/* seq + 1: the reader parses it itself */
 };
 
 /*
@@ -136,6 +138,7 @@ struct pf_games {
 	int reader_cancelled;
 	struct worker *workers;
 	int nworkers;
+	struct worker *rw;	/* the reader's, when it parses too */
 	/* zstd frames in flight (see read_frames) */
 	struct zjob *zjobs;
 	size_t nz;
@@ -231,7 +234,7 @@ take_slot(pf_games *gs, int kind)
 		return NULL;
 	}
 	s->state = SL_FILLING;
-	gs->wseq++;
+	s->seq = gs->wseq++;
 	gs->nfree--;
 	pthread_mutex_unlock(&gs->mu);
 	s->kind = kind;
@@ -250,6 +253,45 @@ publish(pf_games *gs, struct slot *s)
 	pthread_mutex_lock(&gs->mu);
 	s->state = SL_READY;
 	pthread_cond_signal(&gs->cv_ready);
+	pthread_mutex_unlock(&gs->mu);
+}
+
+static void parse_piece(struct worker *, struct slot *);
+static void parsed(struct worker *, struct slot *);
+
+/*
+ * A piece cut (and more text to come): to the parsers, or, from a regular
+ * file when another piece is waiting for them already (they are behind),
+ * parsed here: its text is in this core's cache, just written, and the
+ * parsers have work.  So with -j 2 the reader and the caller share the
+ * parsing, two threads on two cores, and the text of half the pieces
+ * never crosses to the other core (on a multi-frame .zst, 2 to 3 % less
+ * CPU and wall time than with a parser thread beside the reader).
+ */
+static void
+publish_piece(pf_games *gs, struct slot *s)
+{
+	uint64_t q;
+	int waiting = 0;
+
+	pthread_mutex_lock(&gs->mu);
+	if (gs->rw != NULL && !gs->over)
+		for (q = gs->pseq; q < gs->wseq && !waiting; q++)
+			waiting = gs->slots[q % gs->nslots].state ==
+			    SL_READY &&
+			    gs->slots[q % gs->nslots].claimed != q + 1;
+	if (!waiting) {
+		s->state = SL_READY;
+		pthread_cond_signal(&gs->cv_ready);
+		pthread_mutex_unlock(&gs->mu);
+		return;
+	}
+	s->claimed = s->seq + 1;
+	s->state = SL_PARSING;
+	pthread_mutex_unlock(&gs->mu);
+	parse_piece(gs->rw, s);
+	pthread_mutex_lock(&gs->mu);
+	parsed(gs->rw, s);
 	pthread_mutex_unlock(&gs->mu);
 }
 
@@ -324,7 +366,7 @@ cut_piece(pf_games *gs, size_t limit)
 	s->len = cut;
 	s->format = gs->fmt;
 	s->soft_end = 1;
-	publish(gs, s);
+	publish_piece(gs, s);
 	gs->cur = t;
 	gs->scan_from = 0;
 	return 1;
@@ -1171,18 +1213,38 @@ parse_piece(struct worker *w, struct slot *s)
 }
 
 /*
+ * With the lock held, s parsed by w: done; if it has the turn, the rest of
+ * its events and the turn passed on.  (pass_turn sets the flag with the
+ * lock held: either it saw the slot done and hands it out, or this thread
+ * sees the flag.)
+ */
+static void
+parsed(struct worker *w, struct slot *s)
+{
+	pf_games *gs = w->gs;
+	int r;
+
+	s->state = SL_DONE;
+	if (__atomic_load_n(&s->turn, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&gs->mu);
+		r = give_rest(w, s);
+		pthread_mutex_lock(&gs->mu);
+		if (r == 0)
+			pass_turn(w);
+	}
+}
+
+/*
  * With the lock held: one piece of work, if there is one ready (a job of
  * frames first: their text is what the pieces are cut from), done without
- * the lock; then, if the slot has the turn, the rest of its events and the
- * turn passed on.  1 when done, 0 when there was none.
+ * the lock; then parsed().  1 when done, 0 when there was none.
  */
 static int
 work(struct worker *w)
 {
 	pf_games *gs = w->gs;
-	struct slot *s = &gs->slots[gs->pseq % gs->nslots];
+	struct slot *s;
 	struct zjob *z = &gs->zjobs[gs->zp % gs->nz];
-	int r;
 
 	if (gs->over)
 		return 0;
@@ -1196,6 +1258,13 @@ work(struct worker *w)
 		pthread_cond_signal(&gs->cv_zdone);
 		return 1;
 	}
+	/* past the pieces handed out and those the reader took */
+	if (gs->pseq < gs->dseq)
+		gs->pseq = gs->dseq;
+	while (gs->pseq < gs->wseq &&
+	    gs->slots[gs->pseq % gs->nslots].claimed == gs->pseq + 1)
+		gs->pseq++;
+	s = &gs->slots[gs->pseq % gs->nslots];
 	if (s->state != SL_READY)
 		return 0;
 	gs->pseq++;
@@ -1205,16 +1274,7 @@ work(struct worker *w)
 		parse_piece(w, s);
 		pthread_mutex_lock(&gs->mu);
 	}
-	s->state = SL_DONE;
-	/* (pass_turn sets the flag with the lock held: either it saw the
-	   slot done and hands it out, or this thread sees the flag) */
-	if (__atomic_load_n(&s->turn, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_unlock(&gs->mu);
-		r = give_rest(w, s);
-		pthread_mutex_lock(&gs->mu);
-		if (r == 0)
-			pass_turn(w);
-	}
+	parsed(w, s);
 	return 1;
 }
 
@@ -1296,6 +1356,12 @@ start_threads(pf_games *gs)
 		pf_pgn_want_hash(w->pgn, gs->o.want_hash);
 		if (i == 0)
 			continue;
+		/* from a regular file the reader is one of the parsers (see
+		   publish_piece), in place of a thread */
+		if (i == gs->nworkers - 1 && gs->regular) {
+			gs->rw = w;
+			continue;
+		}
 		if (pthread_create(&w->tid, NULL, worker_main, w) != 0)
 			return -1;
 		w->started = 1;

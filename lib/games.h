@@ -6,8 +6,10 @@
  * more, a reader thread reads the file (decompressing it, member by
  * member) and cuts each member's text into pieces of about 256 KiB at
  * lines where a game begins for certain (pf_pgn_cut); threads - 1 worker
- * threads and the caller's parse the pieces, each with its own pf_pgn;
- * from PF_GAMES_FRAMES threads on, a regular file of zstd frames is
+ * threads and the caller's parse the pieces, each with its own pf_pgn
+ * (from a regular file, the reader is the last of those parsers: it
+ * parses a piece it has just cut whenever another is waiting); from
+ * PF_GAMES_FRAMES threads on, a regular file of zstd frames is
  * decompressed by these parsers too, a group of frames at a time, the
  * reader cutting their text in order (what they cannot decompress,
  * pf_input reads from that frame on).
