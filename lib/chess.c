@@ -1386,21 +1386,47 @@ perft_popcnt(pf_board *b, int depth)
 static int (*count_fn)(const pf_board *) = count_generic;
 static uint64_t (*perft_fn)(pf_board *, int) = perft_generic;
 
+/*
+ * Which builds of the chess core this CPU takes, decided once (asked first
+ * from a constructor: no race): 0 the portable ones, 1 the POPCNT ones,
+ * 2 those and pf_board_pack_next's AVX-512 VBMI2 one.  POSFLOW_NO_POPCNT
+ * in the environment picks 0, POSFLOW_NO_AVX512 at most 1 (the tests run
+ * each).
+ */
+static int
+cpu_level(void)
+{
+	static int level = -1;
+
+	if (level < 0) {
+		level = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+		__builtin_cpu_init();
+		if (__builtin_cpu_supports("popcnt") &&
+		    getenv("POSFLOW_NO_POPCNT") == NULL) {
+			level = 1;
+			if (__builtin_cpu_supports("avx512f") &&
+			    __builtin_cpu_supports("avx512bw") &&
+			    __builtin_cpu_supports("avx512vl") &&
+			    __builtin_cpu_supports("avx512vbmi2") &&
+			    getenv("POSFLOW_NO_AVX512") == NULL)
+				level = 2;
+		}
+#endif
+	}
+	return level;
+}
+
 int
 pf_chess_popcnt(void)
 {
-	static int use = -1;	/* asked first from a constructor: no race */
+	return cpu_level() >= 1;
+}
 
-	if (use < 0) {
-#if defined(__x86_64__) && defined(__GNUC__)
-		__builtin_cpu_init();
-		use = __builtin_cpu_supports("popcnt") &&
-		    getenv("POSFLOW_NO_POPCNT") == NULL;
-#else
-		use = 0;
-#endif
-	}
-	return use;
+int
+pf_chess_vbmi2(void)
+{
+	return cpu_level() >= 2;
 }
 
 __attribute__((constructor)) static void

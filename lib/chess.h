@@ -159,6 +159,12 @@ uint64_t pf_perft(pf_board *b, int depth);
  * environment (the tests run both).  Decided once, at start-up.
  */
 int	pf_chess_popcnt(void);
+/*
+ * pf_board_pack_next has a third build on x86-64, for CPUs with AVX-512
+ * VBMI2: 1 when it is used (the CPU has it, and neither
+ * POSFLOW_NO_POPCNT nor POSFLOW_NO_AVX512 is in the environment).
+ */
+int	pf_chess_vbmi2(void);
 
 int	pf_in_check(const pf_board *b);
 
