@@ -32,7 +32,9 @@
 
 #define CAP	(PF_INPUT_BUFSIZE + PF_INPUT_KEEP)
 
-enum { NATIVE_NONE, NATIVE_ZSTD, NATIVE_GZIP };
+/* What an input's head says: zstd or gzip text (read natively), PGN
+   text in a file (read directly), or none of those (libarchive). */
+enum { NATIVE_NONE, NATIVE_ZSTD, NATIVE_GZIP, PLAIN_PGN };
 #define REPLAY_MAX	(16u << 20)	/* raw bytes kept to read a pipe
 					   again (see reopen_text) */
 
@@ -304,11 +306,15 @@ seek_cb(struct archive *a, void *arg, la_int64_t offset, int whence)
 
 	if (!in->regular)
 		return ARCHIVE_FATAL;
+	/* The input starts at start_off (a standard input opened on a
+	   file and read past its start): offsets count from there. */
+	if (whence == SEEK_SET)
+		offset += in->start_off;
 	if ((r = lseek(in->fd, offset, whence)) < 0) {
 		archive_set_error(a, errno, "%s", strerror(errno));
 		return ARCHIVE_FATAL;
 	}
-	return r;
+	return r < in->start_off ? 0 : r - in->start_off;
 }
 
 static void
@@ -324,7 +330,7 @@ set_archive_error(pf_input *in, const char *what)
 		snprintf(in->err, sizeof(in->err), "%s", s);
 }
 
-/* Direct reads (plain text from a pipe): one block, 0 at the end. */
+/* Direct reads (PGN text from a pipe or a file): one block, 0 at the end. */
 static ssize_t
 direct_read(pf_input *in)
 {
@@ -339,6 +345,21 @@ direct_read(pf_input *in)
 	return n;
 }
 
+/* 1 when the input's first n bytes are a PGN tag's start (after an
+   optional byte-order mark) and no tar header. */
+static int
+pgn_head(const char *head, size_t n)
+{
+	const unsigned char *b = (const unsigned char *)head;
+	size_t i = 0;
+
+	if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf)
+		i = 3;
+	if (n <= i || b[i] != '[')
+		return 0;
+	return n < 262 || memcmp(b + 257, "ustar", 5) != 0;
+}
+
 /*
  * From a pipe, libarchive's format detection waits for 512 bytes or more,
  * which stalls a slow feed of small games.  Text that starts with a PGN
@@ -348,22 +369,14 @@ direct_read(pf_input *in)
 static int
 detect_direct(pf_input *in)
 {
-	const unsigned char *b = (const unsigned char *)in->rbuf;
 	ssize_t n;
-	size_t i = 0;
 
 	in->pre_pending = 0;
 	if ((n = direct_read(in)) < 0)
 		return -1;
 	in->pre_len = (size_t)n;
 	in->pre_pending = 1;
-	if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf)
-		i = 3;
-	if ((size_t)n <= i || b[i] != '[')
-		return 0;
-	if (n >= 262 && memcmp(b + 257, "ustar", 5) == 0)
-		return 0;
-	return 1;
+	return pgn_head(in->rbuf, (size_t)n);
 }
 
 /* Hand our fd to libarchive; 0, or -1 with in->err set. */
@@ -886,7 +899,12 @@ native_head(pf_input *in)
 		in->first_n = n < 4 ? (n > 0 ? (size_t)n : 0) : 4;
 		memcpy(in->first, in->rbuf, in->first_n);
 		/* (a read error: libarchive's to say) */
-		return n > 0 ? text_head(in, in->rbuf, (size_t)n, 1) : 0;
+		if (n <= 0)
+			return 0;
+		if ((t = text_head(in, in->rbuf, (size_t)n, 1)) == 0 &&
+		    pgn_head(in->rbuf, (size_t)n))
+			t = PLAIN_PGN;
+		return t;
 	}
 	while ((t = text_head(in, in->rbuf, in->pre_len,
 	    in->pre_len == PF_INPUT_BUFSIZE)) < 0) {
@@ -942,18 +960,14 @@ pf_input_next_member(pf_input *in)
 			in->done = 1;
 			return -1;
 		}
-		if (d == 1) {
-			in->opened = in->direct = in->raw = 1;
-			in->done = 1;	/* one member only */
-			in->member_eof = 0;
-			in->len = 0;
-			in->buf[0] = '\0';
-			return 1;
-		}
+		if (d == 1)
+			goto direct;
 	}
 	if (!in->opened) {
 		int kind = native_head(in);
 
+		if (kind == PLAIN_PGN)	/* read(2) on from start_off */
+			goto direct;
 		in->opened = 1;
 		if (kind < 0 || (kind > 0 && native_start(in, kind,
 		    in->regular ? (int64_t)in->start_off : -1) < 0)) {
@@ -1022,6 +1036,15 @@ pf_input_next_member(pf_input *in)
 native:
 		in->raw = 1;
 		in->headers++;
+	}
+	if (0) {
+direct:
+		in->opened = in->direct = in->raw = 1;
+		in->done = 1;	/* one member only */
+		in->member_eof = 0;
+		in->len = 0;
+		in->buf[0] = '\0';
+		return 1;
 	}
 	in->member_eof = 0;
 	if (in->raw && !in->native &&
@@ -1169,6 +1192,27 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 			   the bytes read so far are used up */
 			if (!in->regular && in->zin_pos == in->zin_len &&
 			    in->buf[in->len - 1] == '\n')
+				break;
+			continue;
+		}
+		if (in->blk_len == 0 && in->direct && !in->pre_pending) {
+			/* read(2) straight into the window: no copy */
+			ssize_t r = read_into(in, in->buf + in->len,
+			    CAP - in->len);
+
+			if (r == 0) {
+				in->member_eof = 1;
+				break;
+			}
+			if (r < 0) {
+				snprintf(in->err, sizeof(in->err), "%s",
+				    strerror(errno));
+				return fill_failed(in, pos, end);
+			}
+			in->len += (size_t)r;
+			added = 1;
+			/* from a pipe, as below */
+			if (!in->regular && in->buf[in->len - 1] == '\n')
 				break;
 			continue;
 		}

@@ -186,6 +186,31 @@ pgn2pos: 1 games read, 1 kept (1 truncated), 0 skipped; 65536 positions written"
 	diff plain.txt <(core <(pgn2pos -q < x.xz))
 }
 
+@test "standard input opened on a file past its start is read from there" {
+	# The shell reads the first line (and seeks back to its end); pgn2pos
+	# reads the rest, as cat(1) would: PGN and EPD text (the first read
+	# directly, the second through libarchive, whose seeks count from
+	# there too), and compressed or archived input after a line.
+	core <(pgn2pos -q "$L10K") > plain.txt
+	{ echo "junk line"; cat "$L10K"; } > off.pgn
+	(read -r _; pgn2pos -q > off.pos 2> off.err) < off.pgn
+	diff plain.txt <(core off.pos)
+	[ ! -s off.err ] || fail "$(cat off.err)"
+	grep -v '^#' "$PGN/positions.epd" | grep . > p.epd
+	core <(pgn2pos -q p.epd) > epd.txt
+	{ echo "8/8/8/8/8/8/8/K6k w - - 0 1"; cat p.epd; } > off.epd
+	(read -r _; pgn2pos -q > off.pos) < off.epd
+	diff epd.txt <(core off.pos)
+	cp "$L10K" g.pgn
+	tar cf g.tar g.pgn
+	xz -c g.pgn > g.xz
+	for f in g.tar g.xz; do
+		{ echo "junk line"; cat "$f"; } > "off.$f"
+		(read -r _; pgn2pos -q > off.pos) < "off.$f"
+		diff plain.txt <(core off.pos) || fail "$f differs"
+	done
+}
+
 @test "multi-frame zstd and multi-member gzip are read whole" {
 	head -n 100 "$L100K" > part1
 	tail -n +101 "$L100K" > part2
