@@ -160,8 +160,9 @@ uint64_t pf_perft(pf_board *b, int depth);
  */
 int	pf_chess_popcnt(void);
 /*
- * pf_board_pack_next has a third build on x86-64, for CPUs with AVX-512
- * VBMI2: 1 when it is used (the CPU has it, and neither
+ * pf_board_pack and pf_board_pack_next have one more build on x86-64, for
+ * CPUs with AVX-512 VBMI2 (pf_board_pack_next then packs the position
+ * after the move in full): 1 when it is used (the CPU has it, and neither
  * POSFLOW_NO_POPCNT nor POSFLOW_NO_AVX512 is in the environment).
  */
 int	pf_chess_vbmi2(void);

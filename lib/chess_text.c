@@ -645,8 +645,20 @@ pf_board_to_fen(const pf_board *b, char *buf)
 
 /* ---- packed position and hash -------------------------------------- */
 
-void
-pf_board_pack(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
+/* The packed position's last 4 bytes: side to move, en passant square,
+   rule-50 count, full-move number. */
+static inline void
+pack_state(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
+{
+	out[24] = (uint8_t)((b->stm == PF_BLACK ? 0x80 : 0) |
+	    (b->ep < 64 ? b->ep : 64));
+	out[25] = b->rule50;
+	out[26] = (uint8_t)(b->fullmove & 0xFF);
+	out[27] = (uint8_t)(b->fullmove >> 8);
+}
+
+static void
+pack_portable(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
 {
 	uint64_t occ = b->by_colour[0] | b->by_colour[1], bb = occ;
 	uint64_t lo = 0, hi = 0, cr = b->castle_rooks & occ;
@@ -681,11 +693,45 @@ pf_board_pack(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
 	put64le(out, occ);
 	put64le(out + 8, lo);
 	put64le(out + 16, hi);
-	out[24] = (uint8_t)((b->stm == PF_BLACK ? 0x80 : 0) |
-	    (b->ep < 64 ? b->ep : 64));
-	out[25] = b->rule50;
-	out[26] = (uint8_t)(b->fullmove & 0xFF);
-	out[27] = (uint8_t)(b->fullmove >> 8);
+	pack_state(b, out);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * pack_portable in a few vector instructions, for CPUs with AVX-512 VBMI2
+ * (byte compress): the 64 square codes, a castling rook's made type 6,
+ * are compressed to the occupied squares' in order; the first 32 become
+ * 16 bytes of nibbles (two codes a byte, the first in the low nibble).
+ * chess_fast's unit test compares it with a plain packing on every
+ * position of the perft suites and of games played from them.
+ */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2"))) static void
+pack_vbmi2(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
+{
+	uint64_t occ = b->by_colour[0] | b->by_colour[1];
+	__m512i sq = _mm512_loadu_si512((const void *)b->squares);
+	__m512i rook = _mm512_or_si512(_mm512_and_si512(sq,
+	    _mm512_set1_epi8(8)), _mm512_set1_epi8(6));
+	__m256i codes, pairs;
+
+	sq = _mm512_mask_blend_epi8(b->castle_rooks & occ, sq, rook);
+	codes = _mm512_castsi512_si256(_mm512_maskz_compress_epi8(occ, sq));
+	codes = _mm256_and_si256(codes, _mm256_set1_epi8(15));
+	/* byte 2k + byte 2k+1 times 16, in each 16-bit lane */
+	pairs = _mm256_maddubs_epi16(codes, _mm256_set1_epi16(0x1001));
+	put64le(out, occ);
+	_mm_storeu_si128((__m128i *)(void *)(out + 8),
+	    _mm256_cvtepi16_epi8(pairs));
+	pack_state(b, out);
+}
+#endif
+
+static void (*pack_fn)(const pf_board *, uint8_t *) = pack_portable;
+
+void
+pf_board_pack(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
+{
+	pack_fn(b, out);
 }
 
 #ifdef __SIZEOF_INT128__
@@ -763,11 +809,7 @@ pack_next_impl(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
 	put64le(out, occ1);
 	put64le(out + 8, (uint64_t)nib);
 	put64le(out + 16, (uint64_t)(nib >> 64));
-	out[24] = (uint8_t)((after->stm == PF_BLACK ? 0x80 : 0) |
-	    (after->ep < 64 ? after->ep : 64));
-	out[25] = after->rule50;
-	out[26] = (uint8_t)(after->fullmove & 0xFF);
-	out[27] = (uint8_t)(after->fullmove >> 8);
+	pack_state(after, out);
 	return;
 full:
 #else
@@ -775,7 +817,7 @@ full:
 	(void)m;
 	(void)fast;
 #endif
-	pf_board_pack(after, out);
+	pack_portable(after, out);
 }
 
 static void
@@ -795,40 +837,15 @@ pack_next_popcnt(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/*
- * pf_board_pack in a few vector instructions, for CPUs with AVX-512 VBMI2
- * (byte compress): the 64 square codes, a castling rook's made type 6,
- * are compressed to the occupied squares' in order; the first 32 become
- * 16 bytes of nibbles (two codes a byte, the first in the low nibble).
- * The same bytes as pf_board_pack (chess_fast's unit test compares them
- * on every move of the perft suites).  Packing the position after a move
- * in full this way costs less than pack_next_impl's update.
- */
+/* Where the whole packing is a few vector instructions, it costs less
+   than pack_next_impl's update. */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2"))) static void
 pack_next_vbmi2(const uint8_t prev[PF_PACKED_SIZE], pf_move m,
     const pf_board *after, uint8_t out[PF_PACKED_SIZE])
 {
-	uint64_t occ = after->by_colour[0] | after->by_colour[1];
-	__m512i sq = _mm512_loadu_si512((const void *)after->squares);
-	__m512i rook = _mm512_or_si512(_mm512_and_si512(sq,
-	    _mm512_set1_epi8(8)), _mm512_set1_epi8(6));
-	__m256i codes, pairs;
-
 	(void)prev;
 	(void)m;
-	sq = _mm512_mask_blend_epi8(after->castle_rooks & occ, sq, rook);
-	codes = _mm512_castsi512_si256(_mm512_maskz_compress_epi8(occ, sq));
-	codes = _mm256_and_si256(codes, _mm256_set1_epi8(15));
-	/* byte 2k + byte 2k+1 times 16, in each 16-bit lane */
-	pairs = _mm256_maddubs_epi16(codes, _mm256_set1_epi16(0x1001));
-	put64le(out, occ);
-	_mm_storeu_si128((__m128i *)(void *)(out + 8),
-	    _mm256_cvtepi16_epi8(pairs));
-	out[24] = (uint8_t)((after->stm == PF_BLACK ? 0x80 : 0) |
-	    (after->ep < 64 ? after->ep : 64));
-	out[25] = after->rule50;
-	out[26] = (uint8_t)(after->fullmove & 0xFF);
-	out[27] = (uint8_t)(after->fullmove >> 8);
+	pack_vbmi2(after, out);
 }
 #endif
 
@@ -836,11 +853,13 @@ static void (*pack_next_fn)(const uint8_t *, pf_move, const pf_board *,
     uint8_t *) = pack_next_generic;
 
 __attribute__((constructor)) static void
-pf_chess_text_pick_popcount(void)
+pf_chess_text_pick_builds(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-	if (pf_chess_vbmi2())
+	if (pf_chess_vbmi2()) {
+		pack_fn = pack_vbmi2;
 		pack_next_fn = pack_next_vbmi2;
+	}
 #if !defined(__POPCNT__)
 	else if (pf_chess_popcnt())
 		pack_next_fn = pack_next_popcnt;

@@ -330,19 +330,28 @@ set_archive_error(pf_input *in, const char *what)
 		snprintf(in->err, sizeof(in->err), "%s", s);
 }
 
-/* Direct reads (PGN text from a pipe or a file): one block, 0 at the end. */
+/* Direct reads (PGN text from a pipe or a file): one read(2) of at most
+   size bytes into p (read_into), 0 at the end, -1 with in->err set. */
 static ssize_t
-direct_read(pf_input *in)
+direct_read(pf_input *in, char *p, size_t size)
 {
 	ssize_t n;
 
-	if (in->pre_pending) {
-		in->pre_pending = 0;
-		return (ssize_t)in->pre_len;
-	}
-	if ((n = read_some(in)) < 0)
+	if ((n = read_into(in, p, size)) < 0)
 		snprintf(in->err, sizeof(in->err), "%s", strerror(errno));
 	return n;
+}
+
+/* Read the input directly from here on (pf_input_fill), as one member. */
+static int
+start_direct(pf_input *in)
+{
+	in->opened = in->direct = in->raw = 1;
+	in->done = 1;	/* one member only */
+	in->member_eof = 0;
+	in->len = 0;
+	in->buf[0] = '\0';
+	return 1;
 }
 
 /* 1 when the input's first n bytes are a PGN tag's start (after an
@@ -372,7 +381,7 @@ detect_direct(pf_input *in)
 	ssize_t n;
 
 	in->pre_pending = 0;
-	if ((n = direct_read(in)) < 0)
+	if ((n = direct_read(in, in->rbuf, PF_INPUT_BUFSIZE)) < 0)
 		return -1;
 	in->pre_len = (size_t)n;
 	in->pre_pending = 1;
@@ -885,8 +894,9 @@ text_head(pf_input *in, const char *src, size_t n, int ended)
  * opens it.  A file's first block tells; a pipe is read on into rbuf
  * (after the block detect_direct read) while it cannot tell: a slow
  * writer's first block may end inside the first frame's header.  The
- * first bytes are kept for cut_header.  The kind, 0, or -1 on a read
- * error.
+ * first bytes are kept for cut_header.  A file whose head is PGN text
+ * (pgn_head, as detect_direct tells it of a pipe) is PLAIN_PGN: read
+ * directly too.  The kind, 0, or -1 on a read error.
  */
 static int
 native_head(pf_input *in)
@@ -961,13 +971,13 @@ pf_input_next_member(pf_input *in)
 			return -1;
 		}
 		if (d == 1)
-			goto direct;
+			return start_direct(in);
 	}
 	if (!in->opened) {
 		int kind = native_head(in);
 
 		if (kind == PLAIN_PGN)	/* read(2) on from start_off */
-			goto direct;
+			return start_direct(in);
 		in->opened = 1;
 		if (kind < 0 || (kind > 0 && native_start(in, kind,
 		    in->regular ? (int64_t)in->start_off : -1) < 0)) {
@@ -1036,15 +1046,6 @@ pf_input_next_member(pf_input *in)
 native:
 		in->raw = 1;
 		in->headers++;
-	}
-	if (0) {
-direct:
-		in->opened = in->direct = in->raw = 1;
-		in->done = 1;	/* one member only */
-		in->member_eof = 0;
-		in->len = 0;
-		in->buf[0] = '\0';
-		return 1;
 	}
 	in->member_eof = 0;
 	if (in->raw && !in->native &&
@@ -1195,29 +1196,17 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 				break;
 			continue;
 		}
-		if (in->blk_len == 0 && in->direct && !in->pre_pending) {
-			/* read(2) straight into the window: no copy */
-			ssize_t r = read_into(in, in->buf + in->len,
-			    CAP - in->len);
-
-			if (r == 0) {
-				in->member_eof = 1;
-				break;
-			}
-			if (r < 0) {
-				snprintf(in->err, sizeof(in->err), "%s",
-				    strerror(errno));
-				return fill_failed(in, pos, end);
-			}
-			in->len += (size_t)r;
-			added = 1;
-			/* from a pipe, as below */
-			if (!in->regular && in->buf[in->len - 1] == '\n')
-				break;
+		if (in->blk_len == 0 && in->direct && in->pre_pending) {
+			/* the block detect_direct read: copied below */
+			in->pre_pending = 0;
+			in->blk = in->rbuf;
+			in->blk_len = in->pre_len;
 			continue;
 		}
 		if (in->blk_len == 0 && in->direct) {
-			ssize_t r = direct_read(in);
+			/* read(2) straight into the window: no copy */
+			ssize_t r = direct_read(in, in->buf + in->len,
+			    CAP - in->len);
 
 			if (r == 0) {
 				in->member_eof = 1;
@@ -1225,8 +1214,11 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 			}
 			if (r < 0)
 				return fill_failed(in, pos, end);
-			in->blk = in->rbuf;
-			in->blk_len = (size_t)r;
+			in->len += (size_t)r;
+			added = 1;
+			/* from a pipe, as below */
+			if (!in->regular && in->buf[in->len - 1] == '\n')
+				break;
 			continue;
 		}
 		if (in->blk_len == 0) {
