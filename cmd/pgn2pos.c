@@ -82,6 +82,10 @@ struct state {
 	uint64_t problems;		/* games with any problem (--strict) */
 	uint64_t dups, bloom_new;
 	uint64_t frames;		/* zstd frames decompressed in parallel */
+	/* records encoded in place in the writer's block (emit) */
+	uint8_t *room;			/* NULL: none asked for */
+	size_t room_len, pend_len;
+	uint32_t pend_n;
 	uint64_t *bloom;		/* nblocks x 8 words */
 	uint64_t nblocks;
 	struct builder *b;		/* -j 1: the records are made here */
@@ -247,35 +251,64 @@ select_positions(struct builder *st, const pf_pgn_game *g, int npos)
 	return nsel;
 }
 
-/* The outcome of a write: 0, or -1 (the run stops writing). */
+/* A write failed: the run stops writing.  -1. */
 static int
-wrote(struct state *st, int r)
+write_failed(struct state *st)
 {
-	if (r < 0) {
-		if (pf_writer_broken_pipe(st->w))
-			st->broken = 1;
-		else {
-			pf_warnx("%s", pf_writer_error(st->w));
-			st->write_err = 1;
-		}
-		return -1;
+	if (pf_writer_broken_pipe(st->w))
+		st->broken = 1;
+	else {
+		pf_warnx("%s", pf_writer_error(st->w));
+		st->write_err = 1;
 	}
-	st->positions++;
+	return -1;
+}
+
+/* Count the records encoded in the writer's block in (at the end of each
+   game: nothing is left pending between games).  0, or -1. */
+static int
+out_advance(struct state *st)
+{
+	uint32_t n = st->pend_n;
+	size_t len = st->pend_len;
+
+	st->room = NULL;
+	st->room_len = st->pend_len = 0;
+	st->pend_n = 0;
+	if (n > 0 && pf_writer_advance(st->w, len, n) < 0)
+		return write_failed(st);
 	return 0;
 }
 
-/* A record to the output (or dropped as a duplicate).  0, or -1 to
-   stop the game. */
+/*
+ * A record to the output (or dropped as a duplicate): encoded in place in
+ * the writer's block, whose room is asked for once a game or so (its ext
+ * is the meta, clock and eval extensions made here, well formed as they
+ * are made).  0, or -1 to stop the game.
+ */
 static int
 emit(struct state *st, const pf_record *rec, uint64_t hash)
 {
+	size_t len = (size_t)PF_CORE_SIZE + rec->ext_len;
+
 	if (st->broken || st->write_err || st->w == NULL)
 		return -1;
 	if (st->o->unique && bloom_seen(st, hash)) {
 		st->dups++;
 		return 0;
 	}
-	return wrote(st, pf_writer_put(st->w, rec));
+	if (st->room == NULL || len > st->room_len - st->pend_len) {
+		if (out_advance(st) < 0)
+			return -1;
+		if ((st->room = pf_writer_room(st->w, len,
+		    &st->room_len)) == NULL)
+			return write_failed(st);
+	}
+	pf_record_encode(rec, st->room + st->pend_len);
+	st->pend_len += len;
+	st->pend_n++;
+	st->positions++;
+	return 0;
 }
 
 /*
@@ -413,6 +446,7 @@ write_game(struct builder *st, const pf_pgn_game *g, struct state *out)
 				break;
 		}
 	}
+	(void)out_advance(out);
 }
 
 /* ---- where records go ------------------------------------------------- */

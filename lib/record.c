@@ -1275,16 +1275,70 @@ write_block(pf_writer *w)
 	return 0;
 }
 
-int
-pf_writer_put(pf_writer *w, const pf_record *rec)
+/* Room at the block's end for len more bytes of records: the block is
+   written out first if they would take it past its target.  0 / -1. */
+static int
+make_room(pf_writer *w, size_t len)
 {
-	size_t rlen = (size_t)PF_CORE_SIZE + rec->ext_len;
+	if (w->blk_count > 0 &&
+	    w->blk_len - PF_BLOCK_HEADER_SIZE + len > w->target &&
+	    write_block(w) == -1)
+		return -1;
+	if (w->blk_len + len > w->blk_cap) {
+		size_t cap = PF_BLOCK_HEADER_SIZE + len + w->target;
+		uint8_t *p = realloc(w->blk, cap);
 
+		if (p == NULL) {
+			werr(w, "out of memory");
+			return -1;
+		}
+		w->blk = p;
+		w->blk_cap = cap;
+	}
+	return 0;
+}
+
+/* Count in n records, len bytes, just encoded at the block's end; then
+   pf_writer_tick(), inline.  0 / -1. */
+static int
+counted(pf_writer *w, size_t len, uint32_t n)
+{
+	w->blk_len += len;
+	w->records += n;
+	if (w->flush_ms < 0) {
+		w->blk_count += n;
+		return 0;
+	}
+	if (w->blk_count == 0) {
+		w->blk_count = n;
+		w->first_ms = now_ms();
+		return 0;
+	}
+	w->blk_count += n;
+	if (now_ms() - w->first_ms < (uint64_t)w->flush_ms)
+		return 0;
+	return write_block(w);
+}
+
+/* Can w take more records?  0, or -1 with the error set. */
+static int
+open_for_records(pf_writer *w)
+{
 	if (w->failed || w->closed) {
 		if (!w->failed)
 			werr(w, "write after close");
 		return -1;
 	}
+	return 0;
+}
+
+int
+pf_writer_put(pf_writer *w, const pf_record *rec)
+{
+	size_t rlen = (size_t)PF_CORE_SIZE + rec->ext_len;
+
+	if (open_for_records(w) == -1)
+		return -1;
 	if (rlen > PF_BLOCK_MAX) {
 		werr(w, "record %llu: %zu bytes is over the block limit",
 		    (unsigned long long)w->records + 1, rlen);
@@ -1298,35 +1352,43 @@ pf_writer_put(pf_writer *w, const pf_record *rec)
 		    why);
 		return -1;
 	}
-	if (w->blk_count > 0 &&
-	    w->blk_len - PF_BLOCK_HEADER_SIZE + rlen > w->target &&
-	    write_block(w) == -1)
+	if (make_room(w, rlen) == -1)
 		return -1;
-	if (w->blk_len + rlen > w->blk_cap) {
-		size_t cap = PF_BLOCK_HEADER_SIZE + rlen + w->target;
-		uint8_t *p = realloc(w->blk, cap);
+	encode(rec, w->blk + w->blk_len);
+	return counted(w, rlen, 1);
+}
 
-		if (p == NULL) {
-			werr(w, "out of memory");
-			return -1;
-		}
-		w->blk = p;
-		w->blk_cap = cap;
+uint8_t *
+pf_writer_room(pf_writer *w, size_t min, size_t *avail)
+{
+	size_t used;
+
+	if (open_for_records(w) == -1)
+		return NULL;
+	if (min > PF_BLOCK_MAX) {
+		werr(w, "record %llu: %zu bytes is over the block limit",
+		    (unsigned long long)w->records + 1, min);
+		return NULL;
 	}
-	w->blk_len += encode(rec, w->blk + w->blk_len);
-	w->records++;
-	if (w->flush_ms < 0) {
-		w->blk_count++;
+	if (make_room(w, min) == -1)
+		return NULL;
+	/* up to the target, as pf_writer_put would fill the block; a
+	   record longer than the target alone in it */
+	used = w->blk_len - PF_BLOCK_HEADER_SIZE;
+	*avail = used < w->target ? w->target - used : 0;
+	if (*avail < min)
+		*avail = min;
+	return w->blk + w->blk_len;
+}
+
+int
+pf_writer_advance(pf_writer *w, size_t len, uint32_t n)
+{
+	if (open_for_records(w) == -1)
+		return -1;
+	if (n == 0)
 		return 0;
-	}
-	if (++w->blk_count == 1) {
-		w->first_ms = now_ms();
-		return 0;
-	}
-	/* pf_writer_tick(), inline */
-	if (now_ms() - w->first_ms < (uint64_t)w->flush_ms)
-		return 0;
-	return write_block(w);
+	return counted(w, len, n);
 }
 
 int

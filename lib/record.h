@@ -173,6 +173,20 @@ pf_writer	*pf_writer_open_fd(int fd, const char *name,
 		    const pf_writer_opts *opts);
 /* Encode and buffer one record; its ext bytes are copied. 0 / -1. */
 int		 pf_writer_put(pf_writer *w, const pf_record *rec);
+/*
+ * Records encoded in place, for a writer of many records a call
+ * (pgn2pos): pf_writer_room returns the free space at the end of the
+ * current block, with room for at least min bytes (the block is written
+ * out first if it has less), and in *avail how many bytes may go there
+ * (up to the block's target, as pf_writer_put fills it; min at least);
+ * NULL on error.  The caller encodes whole records there, each as
+ * pf_record_encode does and its ext a well-formed chain (nothing here
+ * checks them: pf_writer_put is the checked way), then counts them in
+ * with pf_writer_advance(w, bytes, records) before any other call on w.
+ * 0 / -1.
+ */
+uint8_t		*pf_writer_room(pf_writer *w, size_t min, size_t *avail);
+int		 pf_writer_advance(pf_writer *w, size_t len, uint32_t n);
 /* Write the partial block now (and flush the zstd frame). 0 / -1. */
 int		 pf_writer_flush(pf_writer *w);
 /* Flush if the oldest buffered record waited flush_ms or more. 0 / -1. */

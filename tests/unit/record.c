@@ -104,10 +104,39 @@ same_rec(const pf_record *a, const pf_record *b)
 	    (a->ext_len == 0 || memcmp(a->ext, b->ext, a->ext_len) == 0);
 }
 
-/* Write records through a pf_writer into a temporary file; return the
-   bytes of the file. */
+/*
+ * Records into w as a caller of pf_writer_room does: runs of up to most
+ * records encoded in place (as many as fit the room given), then counted
+ * in.
+ */
+static void
+put_in_place(pf_writer *w, const trec *recs, int n, int most)
+{
+	int i = 0;
+
+	while (i < n) {
+		size_t len = PF_CORE_SIZE + recs[i].r.ext_len, avail, used = 0;
+		uint8_t *p = pf_writer_room(w, len, &avail);
+		uint32_t k = 0;
+
+		if (p == NULL || avail < len)
+			abort();
+		while (i < n && (int)k < most &&
+		    (len = PF_CORE_SIZE + recs[i].r.ext_len) <= avail - used) {
+			used += pf_record_encode(&recs[i].r, p + used);
+			i++, k++;
+		}
+		if (pf_writer_advance(w, used, k) == -1)
+			abort();
+	}
+}
+
+/* Write records through a pf_writer into a temporary file, with
+   pf_writer_put (in_place 0) or put_in_place (runs of up to in_place
+   records); return the bytes of the file. */
 static bytes
-write_stream(const trec *recs, int n, int level, size_t block)
+write_stream_how(const trec *recs, int n, int level, size_t block,
+    int in_place)
 {
 	pf_writer_opts o = { .zstd_level = level, .block_size = block,
 	    .flush_ms = -1 };
@@ -122,9 +151,12 @@ write_stream(const trec *recs, int n, int level, size_t block)
 		abort();
 	unlink(path);
 	w = pf_writer_open_fd(fd, "tmp", &o);
-	for (i = 0; i < n; i++)
-		if (pf_writer_put(w, &recs[i].r) == -1)
-			abort();
+	if (in_place > 0)
+		put_in_place(w, recs, n, in_place);
+	else
+		for (i = 0; i < n; i++)
+			if (pf_writer_put(w, &recs[i].r) == -1)
+				abort();
 	if (pf_writer_close(w) == -1)
 		abort();
 	pf_writer_free(w);
@@ -133,6 +165,12 @@ write_stream(const trec *recs, int n, int level, size_t block)
 		bytes_add(&out, buf, (size_t)got);
 	close(fd);
 	return out;
+}
+
+static bytes
+write_stream(const trec *recs, int n, int level, size_t block)
+{
+	return write_stream_how(recs, n, level, block, 0);
 }
 
 /* A reader on a file holding data[0..n). */
@@ -1000,6 +1038,105 @@ test_records_offset(void)
 	    errno == ENOENT, "open of a missing file fails with errno");
 }
 
+/*
+ * pf_writer_room / pf_writer_advance: records encoded in place make the
+ * very stream pf_writer_put makes (the same blocks, cut at the same
+ * records), whatever the runs; the room is refused after close and for a
+ * record over the block limit; the idle flush counts from the first
+ * record counted in.
+ */
+static void
+test_in_place(void)
+{
+	static const size_t blocks[] = { 0, 1000, 5000 };
+	static const int runs[] = { 1, 7, 100, NREC };
+	static uint8_t ext[300000];
+	pf_writer_opts soon = { .flush_ms = 1 };
+	struct timespec ms5 = { 0, 5000000 };
+	pf_extbuf eb = { 0 };
+	trec t[3];
+	size_t avail;
+	pf_writer *w;
+	int fds[2], differ = 0, cases = 0;
+	unsigned b, k, z;
+
+	for (z = 0; z < 2; z++)
+		for (b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
+			bytes want = write_stream(recs, NREC, z ? 3 : 0,
+			    blocks[b]);
+
+			for (k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+				bytes got = write_stream_how(recs, NREC,
+				    z ? 3 : 0, blocks[b], runs[k]);
+
+				cases++;
+				if (got.n != want.n ||
+				    memcmp(got.p, want.p, want.n) != 0) {
+					differ++;
+					printf("# zstd %u, block %zu, runs of "
+					    "%d: streams differ\n", z,
+					    blocks[b], runs[k]);
+				}
+				free(got.p);
+			}
+			free(want.p);
+		}
+	CHECK(differ == 0, "records encoded in place make pf_writer_put's "
+	    "stream byte for byte: %d cases (plain and zstd, blocks of "
+	    "64 KiB, 1000 and 5000 bytes, runs of 1 to %d records)", cases,
+	    NREC);
+
+	/* a record over the target, alone in its block, either way */
+	memset(pf_extbuf_add(&eb, 0x9000, 200000), 0x5a, 200000);
+	memcpy(ext, eb.data, eb.len);
+	for (k = 0; k < 3; k++)
+		t[k] = recs[k];
+	t[1].r.ext = ext;
+	t[1].r.ext_len = (uint32_t)eb.len;
+	for (k = 0; k < 3; k++)
+		if (k != 1)
+			t[k].r.ext = recs[k].ext;
+	{
+		bytes want = write_stream(t, 3, 0, 0);
+		bytes got = write_stream_how(t, 3, 0, 0, 3);
+
+		CHECK(got.n == want.n && memcmp(got.p, want.p, want.n) == 0,
+		    "a record over the block target: the same stream");
+		free(got.p);
+		free(want.p);
+	}
+	pf_extbuf_free(&eb);
+
+	if (pipe(fds) == -1)
+		abort();
+	w = pf_writer_open_fd(fds[1], "pipe", &soon);
+	CHECK(pf_writer_room(w, PF_BLOCK_MAX + 1, &avail) == NULL &&
+	    contains(pf_writer_error(w), "over the block limit"),
+	    "no room for a record over the block limit: %s",
+	    pf_writer_error(w));
+	pf_writer_free(w);
+	close(fds[0]), close(fds[1]);
+
+	if (pipe(fds) == -1)
+		abort();
+	w = pf_writer_open_fd(fds[1], "pipe", &soon);
+	put_in_place(w, recs, 2, 2);
+	CHECK(pf_writer_pending(w) == 2 && !readable(fds[0], 0),
+	    "records counted in wait in the block");
+	nanosleep(&ms5, NULL);
+	nanosleep(&ms5, NULL);
+	put_in_place(w, recs + 2, 1, 1);
+	CHECK(pf_writer_pending(w) == 0 && readable(fds[0], 0),
+	    "and go out once flush_ms has passed since the first");
+	CHECK(pf_writer_advance(w, 0, 0) == 0, "counting in none is a no-op");
+	CHECK(pf_writer_close(w) == 0 && pf_writer_room(w, 100, &avail) ==
+	    NULL && contains(pf_writer_error(w), "write after close") &&
+	    pf_writer_advance(w, 0, 0) == -1,
+	    "no room after close: %s", pf_writer_error(w));
+	pf_writer_free(w);
+	close(fds[0]), close(fds[1]);
+}
+
 int
 main(void)
 {
@@ -1026,5 +1163,6 @@ main(void)
 	test_reader_flush();
 	test_broken_pipe();
 	test_records_offset();
+	test_in_place();
 	return t_done();
 }
