@@ -17,6 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
 #include "chess.h"
 
 struct pf_magic {
@@ -1414,13 +1418,49 @@ perft_popcnt(pf_board *b, int depth)
 static int (*count_fn)(const pf_board *) = count_generic;
 static uint64_t (*perft_fn)(pf_board *, int) = perft_generic;
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * PDEP and PEXT take 3 cycles on Intel's CPUs from Haswell and on AMD's
+ * from Zen 3 (family 19h), but are microcoded, hundreds of cycles, on
+ * AMD's earlier ones and Hygon's: there the BMI2 build would be slower
+ * than the one it replaces.
+ */
+static int
+pdep_fast(void)
+{
+	unsigned a, b, c, d, family;
+	char vendor[13];
+
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return 0;
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	vendor[12] = '\0';
+	if (strcmp(vendor, "AuthenticAMD") != 0 &&
+	    strcmp(vendor, "HygonGenuine") != 0)
+		return 1;
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return 0;
+	family = (a >> 8) & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	return family >= 0x19;
+}
+#endif
+
 /*
  * Which builds of the chess core this CPU takes, decided once (asked first
- * from a constructor: no race): 0 the portable ones, 1 the POPCNT ones,
- * 2 those and pf_board_pack_next's AVX-512 VBMI2 one.  POSFLOW_NO_POPCNT
- * in the environment picks 0, POSFLOW_NO_AVX512 at most 1 (the tests run
- * each).
+ * from a constructor: no race): CPU_POPCNT the POPCNT ones, CPU_BMI2
+ * pf_board_pack's BMI2 one (fast PDEP and PEXT), CPU_VBMI2 its AVX-512
+ * VBMI2 one; none, the portable ones.  POSFLOW_NO_POPCNT in the
+ * environment takes none, POSFLOW_NO_BMI2 and POSFLOW_NO_AVX512 leave out
+ * their one (the tests run each).
  */
+#define CPU_POPCNT	1
+#define CPU_BMI2	2
+#define CPU_VBMI2	4
+
 static int
 cpu_level(void)
 {
@@ -1432,13 +1472,16 @@ cpu_level(void)
 		__builtin_cpu_init();
 		if (__builtin_cpu_supports("popcnt") &&
 		    getenv("POSFLOW_NO_POPCNT") == NULL) {
-			level = 1;
+			level = CPU_POPCNT;
+			if (__builtin_cpu_supports("bmi2") && pdep_fast() &&
+			    getenv("POSFLOW_NO_BMI2") == NULL)
+				level |= CPU_BMI2;
 			if (__builtin_cpu_supports("avx512f") &&
 			    __builtin_cpu_supports("avx512bw") &&
 			    __builtin_cpu_supports("avx512vl") &&
 			    __builtin_cpu_supports("avx512vbmi2") &&
 			    getenv("POSFLOW_NO_AVX512") == NULL)
-				level = 2;
+				level |= CPU_VBMI2;
 		}
 #endif
 	}
@@ -1448,13 +1491,19 @@ cpu_level(void)
 int
 pf_chess_popcnt(void)
 {
-	return cpu_level() >= 1;
+	return (cpu_level() & CPU_POPCNT) != 0;
+}
+
+int
+pf_chess_bmi2(void)
+{
+	return (cpu_level() & CPU_BMI2) != 0;
 }
 
 int
 pf_chess_vbmi2(void)
 {
-	return cpu_level() >= 2;
+	return (cpu_level() & CPU_VBMI2) != 0;
 }
 
 __attribute__((constructor)) static void
