@@ -1073,6 +1073,11 @@ record_position(pf_pgn *p, int i)
 		g->hash[i] = pf_board_hash(b);
 }
 
+/* The marks a move token may end with: check, mate, annotation. */
+static const uint8_t san_suffix[256] = {
+	['+'] = 1, ['#'] = 1, ['!'] = 1, ['?'] = 1,
+};
+
 /* Resolve and play one move token; 0 or -1 (illegal). */
 static int
 play(pf_pgn *p, const char *s, size_t n)
@@ -1082,8 +1087,7 @@ play(pf_pgn *p, const char *s, size_t n)
 	pf_undo u;
 	int i;
 
-	while (n > 0 && (s[n - 1] == '+' || s[n - 1] == '#' ||
-	    s[n - 1] == '!' || s[n - 1] == '?'))
+	while (n > 0 && san_suffix[(unsigned char)s[n - 1]])
 		n--;
 	if (n == 0 || n > 16 ||
 	    pf_move_from_san(&p->board, s, n, &m, NULL, 0) < 0)
@@ -1292,9 +1296,20 @@ token:
 			while (q < p->end && *q >= '0' && *q <= '9')
 				q++;
 			if (q < p->end && *q == '.') {
-				do
-					q++;
-				while (q < p->end && (*q == '.' || *q == ' '));
+				/* "12. e4" and "12... e5" at once; then
+				   any other run of dots and blanks */
+				if (p->end - q >= 5 && q[1] == ' ' &&
+				    q[2] != '.' && q[2] != ' ')
+					q += 2;
+				else if (p->end - q >= 5 && q[1] == '.' &&
+				    q[2] == '.' && q[3] == ' ' &&
+				    q[4] != '.' && q[4] != ' ')
+					q += 4;
+				else
+					do
+						q++;
+					while (q < p->end &&
+					    (*q == '.' || *q == ' '));
 				p->pos = q;
 				continue;
 			}
