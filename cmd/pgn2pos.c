@@ -839,10 +839,12 @@ summary(const struct state *st)
 		    "; %" PRIu64 " chunks written, %" PRIu64 " already there "
 		    "(their positions not counted)", st->chunks_written,
 		    st->chunks_there);
+	/* after a write error, some of them never reached the output */
 	pf_warnx("%" PRIu64 " games read, %" PRIu64 " kept (%" PRIu64
-	    " truncated), %" PRIu64 " skipped%s; %" PRIu64
-	    " positions written%s", st->games, st->kept, st->truncated,
-	    skipped, reasons, st->positions, tail);
+	    " truncated), %" PRIu64 " skipped%s; %" PRIu64 " positions %s%s",
+	    st->games, st->kept, st->truncated, skipped, reasons,
+	    st->positions, st->write_err ? "made, the output cut short by "
+	    "the write error" : "written", tail);
 }
 
 static int

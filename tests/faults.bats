@@ -157,6 +157,12 @@ small_fs() {
 		grep -q "^${cmd[0]}: stdout: .*No space left on device" err ||
 			fail "$t > /dev/full: $(cat err)"
 	done
+	# pgn2pos's summary does not call the positions it made written
+	tool pgn2pos
+	"${cmd[@]}" -o /dev/full 2> err && fail "pgn2pos -o /dev/full: status 0"
+	grep -q "positions made, the output cut short by the write error$" err ||
+		fail "pgn2pos summary: $(cat err)"
+	! grep -q "positions written" err || fail "pgn2pos summary: $(cat err)"
 	# empty input: the stream header and end block alone must fail too
 	: > empty.pgn
 	pgn2pos empty.pgn > empty.pos 2>/dev/null
