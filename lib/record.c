@@ -1276,9 +1276,10 @@ write_block(pf_writer *w)
 }
 
 /* Room at the block's end for len more bytes of records: the block is
-   written out first if they would take it past its target.  0 / -1. */
+   written out first if they would take it past its target.  0 / -1.
+   make_room() below, when the block is full or short. */
 static int
-make_room(pf_writer *w, size_t len)
+make_room_slow(pf_writer *w, size_t len)
 {
 	if (w->blk_count > 0 &&
 	    w->blk_len - PF_BLOCK_HEADER_SIZE + len > w->target &&
@@ -1295,6 +1296,16 @@ make_room(pf_writer *w, size_t len)
 		w->blk = p;
 		w->blk_cap = cap;
 	}
+	return 0;
+}
+
+static inline int
+make_room(pf_writer *w, size_t len)
+{
+	if ((w->blk_count > 0 &&
+	    w->blk_len - PF_BLOCK_HEADER_SIZE + len > w->target) ||
+	    w->blk_len + len > w->blk_cap)
+		return make_room_slow(w, len);
 	return 0;
 }
 
