@@ -254,6 +254,23 @@ test_convert(void)
 	}
 	CHECK(bad == 0, "200000 random strings: as the reference, valid, "
 	    "within the limit, converting twice is once (%ld bad)", bad);
+
+	/* Mostly ASCII, as tag values are: runs of eight and more (read a
+	   word at a time) broken at every offset, and cut by every cap. */
+	bad = 0;
+	for (round = 0; round < 200000; round++) {
+		len = (size_t)(rand() % 64);
+		cap = (size_t)(rand() % 72);
+		for (i = 0; i < len; i++)
+			src[i] = rand() % 10 != 0 ? (char)(' ' + rand() % 95) :
+			    rand() % 2 ? (char)0xc3 : (char)(rand() & 0xff);
+		n = pf_utf8_convert(out, cap, src, len);
+		m = ref_convert(ref, cap, (unsigned char *)src, len);
+		if (n != m || memcmp(out, ref, n) != 0)
+			bad++;
+	}
+	CHECK(bad == 0, "200000 mostly ASCII strings: as the reference "
+	    "(%ld bad)", bad);
 }
 
 int
