@@ -288,6 +288,8 @@ pf_chess_init(void)
 
 /* ---- moves onto one square ------------------------------------------ */
 
+static inline int	attacked_by(const pf_board *, int, int, uint64_t);
+
 /*
  * pf_is_legal for a pseudo-legal move, with its common answers first: out
  * of check, a plain move of a piece other than the king exposes the king
@@ -301,6 +303,10 @@ legal_pseudo(const pf_board *b, pf_move m, int from, int to)
 	uint64_t line, occ, sliders;
 	int straight;
 
+	/* A king's step: is to attacked with the king lifted off? */
+	if (from == ksq && PF_MOVE_KIND(m) == PF_MK_NORMAL)
+		return !attacked_by(b, to, !b->stm, (b->by_colour[0] |
+		    b->by_colour[1]) ^ (1ULL << from));
 	if (b->checkers != 0 || PF_MOVE_KIND(m) != PF_MK_NORMAL ||
 	    from == ksq)
 		return pf_is_legal(b, m);
