@@ -163,10 +163,10 @@ int	pf_chess_popcnt(void);
  * pf_board_pack and pf_board_pack_next have two more builds on x86-64,
  * where pf_board_pack_next packs the position after the move in full:
  * for CPUs with AVX-512 VBMI2, and for CPUs with fast BMI2 (PDEP and
- * PEXT: Intel's from Haswell, AMD's from Zen 3).  1 when that one is used
- * (the CPU has it, and neither POSFLOW_NO_POPCNT nor POSFLOW_NO_AVX512,
- * or POSFLOW_NO_BMI2, is in the environment).  Where both could be, the
- * AVX-512 one is.
+ * PEXT: Intel's from Haswell, AMD's from Zen 3).  1 when that one may
+ * be used (the CPU has it, and neither POSFLOW_NO_POPCNT nor
+ * POSFLOW_NO_AVX512, or POSFLOW_NO_BMI2, is in the environment); where
+ * both may, the AVX-512 one is.
  */
 int	pf_chess_vbmi2(void);
 int	pf_chess_bmi2(void);

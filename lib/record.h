@@ -181,9 +181,9 @@ int		 pf_writer_put(pf_writer *w, const pf_record *rec);
  * (up to the block's target, as pf_writer_put fills it; min at least);
  * NULL on error.  The caller encodes whole records there, each as
  * pf_record_encode does and its ext a well-formed chain (nothing here
- * checks them: pf_writer_put is the checked way), then counts them in
- * with pf_writer_advance(w, bytes, records) before any other call on w.
- * 0 / -1.
+ * checks them: pf_writer_put is the checked way), then counts them in,
+ * n records of len bytes in all, with pf_writer_advance before any other
+ * call on w: 0 / -1.
  */
 uint8_t		*pf_writer_room(pf_writer *w, size_t min, size_t *avail);
 int		 pf_writer_advance(pf_writer *w, size_t len, uint32_t n);
