@@ -724,9 +724,7 @@ pack_vbmi2(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
 	    _mm256_cvtepi16_epi8(pairs));
 	pack_state(b, out);
 }
-#endif
 
-#if defined(__x86_64__) && defined(__GNUC__)
 /*
  * pack_portable with BMI2, for CPUs whose PDEP and PEXT are fast: each of
  * the four bits of the pieces' nibbles is a bitboard (bit 0: knights,
@@ -759,7 +757,6 @@ pack_bmi2(const pf_board *b, uint8_t out[PF_PACKED_SIZE])
 	    _pdep_u64(x3 >> 16, bit0 << 3));
 	pack_state(b, out);
 }
-
 #endif
 
 static void (*pack_fn)(const pf_board *, uint8_t *) = pack_portable;

@@ -1275,9 +1275,7 @@ write_block(pf_writer *w)
 	return 0;
 }
 
-/* Room at the block's end for len more bytes of records: the block is
-   written out first if they would take it past its target.  0 / -1.
-   make_room() below, when the block is full or short. */
+/* make_room(), when the block is full or short of space. */
 static int
 make_room_slow(pf_writer *w, size_t len)
 {
@@ -1299,6 +1297,8 @@ make_room_slow(pf_writer *w, size_t len)
 	return 0;
 }
 
+/* Room at the block's end for len more bytes of records: the block is
+   written out first if they would take it past its target.  0 / -1. */
 static inline int
 make_room(pf_writer *w, size_t len)
 {
@@ -1309,26 +1309,44 @@ make_room(pf_writer *w, size_t len)
 	return 0;
 }
 
-/* Count in n records, len bytes, just encoded at the block's end; then
-   pf_writer_tick(), inline.  0 / -1. */
+/* Write the partial block if its first record waited flush_ms or more.
+   0 / -1. */
 static int
-counted(pf_writer *w, size_t len, uint32_t n)
+flush_if_due(pf_writer *w)
 {
-	w->blk_len += len;
-	w->records += n;
-	if (w->flush_ms < 0) {
-		w->blk_count += n;
+	if (w->blk_count == 0 || w->flush_ms < 0)
 		return 0;
-	}
-	if (w->blk_count == 0) {
-		w->blk_count = n;
-		w->first_ms = now_ms();
-		return 0;
-	}
-	w->blk_count += n;
 	if (now_ms() - w->first_ms < (uint64_t)w->flush_ms)
 		return 0;
 	return write_block(w);
+}
+
+/* Count in n records, len bytes, just encoded at the block's end; then
+   flush_if_due (the clock starts at a block's first record).  0 / -1. */
+static int
+counted(pf_writer *w, size_t len, uint32_t n)
+{
+	int first = w->blk_count == 0;
+
+	w->blk_len += len;
+	w->records += n;
+	w->blk_count += n;
+	if (w->flush_ms < 0)
+		return 0;
+	if (first) {
+		w->first_ms = now_ms();
+		return 0;
+	}
+	return flush_if_due(w);
+}
+
+/* A record of len bytes cannot be written: over the block limit.  -1. */
+static int
+too_long(pf_writer *w, size_t len)
+{
+	werr(w, "record %llu: %zu bytes is over the block limit",
+	    (unsigned long long)w->records + 1, len);
+	return -1;
 }
 
 /* Can w take more records?  0, or -1 with the error set. */
@@ -1350,11 +1368,8 @@ pf_writer_put(pf_writer *w, const pf_record *rec)
 
 	if (open_for_records(w) == -1)
 		return -1;
-	if (rlen > PF_BLOCK_MAX) {
-		werr(w, "record %llu: %zu bytes is over the block limit",
-		    (unsigned long long)w->records + 1, rlen);
-		return -1;
-	}
+	if (rlen > PF_BLOCK_MAX)
+		return too_long(w, rlen);
 	if (rec->ext_len > 0 && !ext_area_ok(rec->ext, rec->ext_len)) {
 		char why[200];
 
@@ -1377,8 +1392,7 @@ pf_writer_room(pf_writer *w, size_t min, size_t *avail)
 	if (open_for_records(w) == -1)
 		return NULL;
 	if (min > PF_BLOCK_MAX) {
-		werr(w, "record %llu: %zu bytes is over the block limit",
-		    (unsigned long long)w->records + 1, min);
+		too_long(w, min);
 		return NULL;
 	}
 	if (make_room(w, min) == -1)
@@ -1407,11 +1421,7 @@ pf_writer_tick(pf_writer *w)
 {
 	if (w->failed)
 		return -1;
-	if (w->blk_count == 0 || w->flush_ms < 0)
-		return 0;
-	if (now_ms() - w->first_ms < (uint64_t)w->flush_ms)
-		return 0;
-	return write_block(w);
+	return flush_if_due(w);
 }
 
 int
