@@ -284,15 +284,14 @@ out_advance(struct state *st)
  * A record to the output (or dropped as a duplicate): encoded in place in
  * the writer's block, whose room is asked for once a game or so (its ext
  * is the meta, clock and eval extensions made here, well formed as they
- * are made).  0, or -1 to stop the game.
+ * are made).  write_game has seen that the output takes records.  0, or
+ * -1 to stop the game.
  */
 static int
 emit(struct state *st, const pf_record *rec, uint64_t hash)
 {
 	size_t len = (size_t)PF_CORE_SIZE + rec->ext_len;
 
-	if (st->broken || st->write_err || st->w == NULL)
-		return -1;
 	if (st->o->unique && bloom_seen(st, hash)) {
 		st->dups++;
 		return 0;
@@ -384,6 +383,12 @@ game_status(const pf_pgn_game *g)
 	return PF_ONGOING;
 }
 
+/* The record flags of a position's PF_PGN_CHECK and PF_PGN_INSUFFICIENT. */
+_Static_assert(PF_PGN_CHECK == 1 && PF_PGN_INSUFFICIENT == 2, "pflag_rf");
+static const uint16_t pflag_rf[4] = {
+	0, PF_RF_CHECK, PF_RF_INSUFFICIENT, PF_RF_CHECK | PF_RF_INSUFFICIENT
+};
+
 /* Write the records of the selected positions of a game (kept packed by
    the parser) to out. */
 static void
@@ -395,6 +400,10 @@ write_game(struct builder *st, const pf_pgn_game *g, struct state *out)
 	enum pf_status status;
 	uint8_t result;
 
+	/* The output takes no more records (a write failed, or the chunk
+	   was there already): emit does not look again. */
+	if (out->broken || out->write_err || out->w == NULL)
+		return;
 	if ((nsel = select_positions(st, g, npos)) == 0)
 		return;
 	pf_extbuf_reset(&st->ext);
@@ -432,14 +441,9 @@ write_game(struct builder *st, const pf_pgn_game *g, struct state *out)
 		if (i > 0 && g->clk_ms[i] != PF_U32_UNKNOWN)
 			clk[stm ^ 1] = g->clk_ms[i];
 		if (st->sel[i]) {
-			uint16_t flags = base;
+			uint16_t flags = base | pflag_rf[g->pflags[i] & 3] |
+			    (i == npos - 1 ? last_flags : 0);
 
-			if (g->pflags[i] & PF_PGN_CHECK)
-				flags |= PF_RF_CHECK;
-			if (g->pflags[i] & PF_PGN_INSUFFICIENT)
-				flags |= PF_RF_INSUFFICIENT;
-			if (i == npos - 1)
-				flags |= last_flags;
 			if (put_record(st, g, i, stm, result, flags,
 			    g->has_clk ? clk : NULL, out) < 0 ||
 			    --nsel == 0)

@@ -38,31 +38,6 @@
 
 /* ---- raw codec --------------------------------------------------------- */
 
-/* The encoder, inlined into pf_writer_put too. */
-static inline size_t
-encode(const pf_record *rec, uint8_t *out)
-{
-	uint32_t len = PF_CORE_SIZE + rec->ext_len;
-
-	pf_put32(out, len);
-	memcpy(out + 4, rec->pos, PF_PACKED_SIZE);
-	pf_put64(out + 32, rec->game_id);
-	pf_put16(out + 40, rec->ply);
-	pf_put16(out + 42, rec->move);
-	out[44] = rec->result;
-	out[45] = 0;
-	pf_put16(out + 46, rec->flags);
-	if (rec->ext_len > 0)
-		memcpy(out + PF_CORE_SIZE, rec->ext, rec->ext_len);
-	return len;
-}
-
-size_t
-pf_record_encode(const pf_record *rec, uint8_t *out)
-{
-	return encode(rec, out);
-}
-
 /* check_ext_area() without the reason: the writer's fast test. */
 static inline int
 ext_area_ok(const uint8_t *p, size_t len)
@@ -1380,7 +1355,7 @@ pf_writer_put(pf_writer *w, const pf_record *rec)
 	}
 	if (make_room(w, rlen) == -1)
 		return -1;
-	encode(rec, w->blk + w->blk_len);
+	pf_record_encode(rec, w->blk + w->blk_len);
 	return counted(w, rlen, 1);
 }
 

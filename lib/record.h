@@ -47,6 +47,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "chess.h"
 
@@ -203,9 +204,6 @@ void		 pf_writer_free(pf_writer *w);
 
 /* ---- raw codec (used by the reader and writer, and by tests) ---------- */
 
-/* Encode rec (core + its ext bytes) into out; returns bytes written, which
-   is PF_CORE_SIZE + rec->ext_len.  out must be large enough. */
-size_t	pf_record_encode(const pf_record *rec, uint8_t *out);
 /*
  * Decode one record from buf[0..len).  Returns its length, or -1 with the
  * reason in err (length field out of range, extension running past the
@@ -214,7 +212,22 @@ size_t	pf_record_encode(const pf_record *rec, uint8_t *out);
 long	pf_record_decode(const uint8_t *buf, size_t len, pf_record *rec,
 	    char *err, size_t errlen);
 
-/* Little-endian helpers, used by every encoder. */
+/*
+ * Little-endian helpers, used by every encoder and decoder.  On a
+ * little-endian host they are plain (unaligned) loads and stores, which
+ * compilers do not always make of the byte-by-byte form.
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline void pf_put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+static inline void pf_put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void pf_put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline uint16_t pf_get16(const uint8_t *p)
+{ uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t pf_get32(const uint8_t *p)
+{ uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t pf_get64(const uint8_t *p)
+{ uint64_t v; memcpy(&v, p, 8); return v; }
+#else
 static inline void pf_put16(uint8_t *p, uint16_t v)
 { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
 static inline void pf_put32(uint8_t *p, uint32_t v)
@@ -227,5 +240,36 @@ static inline uint32_t pf_get32(const uint8_t *p)
 { return (uint32_t)pf_get16(p) | (uint32_t)pf_get16(p + 2) << 16; }
 static inline uint64_t pf_get64(const uint8_t *p)
 { return (uint64_t)pf_get32(p) | (uint64_t)pf_get32(p + 4) << 32; }
+#endif
+
+/*
+ * Encode rec (core + its ext bytes) into out, in the layout above; returns
+ * bytes written, which is PF_CORE_SIZE + rec->ext_len.  out must be large
+ * enough.  Inline: a writer of a record per position (pgn2pos) fills rec
+ * and encodes it in one go, with no copy of the record between.
+ */
+static inline size_t
+pf_record_encode(const pf_record *rec, uint8_t *out)
+{
+	/* Every field read before the first store: a store through out may
+	   alias rec, and would make the compiler read them again. */
+	uint32_t elen = rec->ext_len, len = PF_CORE_SIZE + elen;
+	uint64_t id = rec->game_id;
+	uint16_t ply = rec->ply, move = rec->move, flags = rec->flags;
+	uint8_t result = rec->result;
+	const uint8_t *ext = rec->ext;
+
+	memcpy(out + 4, rec->pos, PF_PACKED_SIZE);
+	pf_put32(out, len);
+	pf_put64(out + 32, id);
+	pf_put16(out + 40, ply);
+	pf_put16(out + 42, move);
+	out[44] = result;
+	out[45] = 0;
+	pf_put16(out + 46, flags);
+	if (elen > 0)
+		memcpy(out + PF_CORE_SIZE, ext, elen);
+	return len;
+}
 
 #endif
