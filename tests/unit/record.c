@@ -23,6 +23,11 @@
 #include "t.h"
 #include "posflow.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 /* A growable byte string: streams are built and read in memory. */
 typedef struct bytes {
 	uint8_t *p;
@@ -488,6 +493,66 @@ rechecksum(bytes *s, unsigned flags)
 		    PF_BLOCK_HEADER_SIZE, len));
 		off += PF_BLOCK_HEADER_SIZE + len;
 	}
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* XINUSE (XGETBV with ECX 1): 1 if the upper halves of ymm0-15 or zmm0-15
+   are in use, 0 if not, -1 where the CPU cannot say. */
+static int
+upper_in_use(void)
+{
+	unsigned a, b, c, d, lo, hi;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) ||
+	    !(c & bit_AVX) || !__get_cpuid_count(0xd, 1, &a, &b, &c, &d) ||
+	    !(a & (1u << 2)))
+		return -1;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+	(void)hi;
+	return (lo & 0x44) != 0;
+}
+
+/* Sets the upper half of ymm0 and returns with it set, as libxxhash's
+   AVX2 code does (in assembly: GCC would clear it before the return). */
+void	dirty_upper(void);
+__asm__(".text\n"
+    "\t.type dirty_upper, @function\n"
+    "dirty_upper:\n"
+    "\tvpcmpeqb %ymm0, %ymm0, %ymm0\n"
+    "\tret\n"
+    "\t.size dirty_upper, .-dirty_upper\n");
+#endif
+
+/*
+ * pf_block_checksum leaves the upper halves of the vector registers clear
+ * (libxxhash's AVX2 and AVX-512 code does not, and the SSE code after it
+ * slows on Intel CPUs).  Read from XINUSE, after a block big enough for
+ * the library's vector paths; checked first on a state set on purpose.
+ */
+static void
+test_checksum_upper(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	static uint8_t buf[65536];
+	uint64_t h;
+	int set, after;
+	size_t i;
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 131 + 7);
+	if (upper_in_use() < 0) {
+		printf("# checksum upper state: not checked (this CPU "
+		    "does not report it)\n");
+		return;
+	}
+	dirty_upper();
+	set = upper_in_use();
+	h = pf_block_checksum(PF_SF_XXH3, buf, sizeof(buf));
+	after = upper_in_use();
+	CHECK(set == 1 && after == 0 && h == XXH3_64bits(buf, sizeof(buf)),
+	    "pf_block_checksum leaves the vector registers' upper halves "
+	    "clear (set before %d, after %d)", set, after);
+#endif
 }
 
 /*
@@ -1156,6 +1221,7 @@ main(void)
 	test_truncation();
 	test_checksum();
 	test_checksum_kinds();
+	test_checksum_upper();
 	test_bad_input();
 	test_big_record();
 	test_flush();
