@@ -281,14 +281,16 @@ out_advance(struct state *st)
 }
 
 /*
- * A record to the output (or dropped as a duplicate): encoded in place in
- * the writer's block, whose room is asked for once a game or so (its ext
- * is the meta, clock and eval extensions made here, well formed as they
- * are made).  write_game has seen that the output takes records.  0, or
- * -1 to stop the game.
+ * A record to the output (or dropped as a duplicate), its packed position
+ * at pos (rec->pos is not set): encoded in place in the writer's block,
+ * whose room is asked for once a game or so (its ext is the meta, clock
+ * and eval extensions made here, well formed as they are made).
+ * write_game has seen that the output takes records.  0, or -1 to stop
+ * the game.
  */
 static int
-emit(struct state *st, const pf_record *rec, uint64_t hash)
+emit(struct state *st, const pf_record *rec, const uint8_t *pos,
+    uint64_t hash)
 {
 	size_t len = (size_t)PF_CORE_SIZE + rec->ext_len;
 
@@ -303,7 +305,7 @@ emit(struct state *st, const pf_record *rec, uint64_t hash)
 		    &st->room_len)) == NULL)
 			return write_failed(st);
 	}
-	pf_record_encode(rec, st->room + st->pend_len);
+	pf_record_encode_pos(rec, pos, st->room + st->pend_len);
 	st->pend_len += len;
 	st->pend_n++;
 	st->positions++;
@@ -323,8 +325,6 @@ put_record(struct builder *st, const pf_pgn_game *g, int i, int stm,
 	pf_record rec;
 	int r, has_eval = g->eval_kind[i] != PF_PGN_EVAL_NONE;
 
-	memcpy(rec.pos, g->packed + (size_t)i * PF_PACKED_SIZE,
-	    PF_PACKED_SIZE);
 	rec.game_id = g->id;
 	rec.ply = (uint16_t)i;
 	rec.move = i < g->nmoves ? g->moves[i] : PF_MOVE_NONE;
@@ -361,7 +361,8 @@ put_record(struct builder *st, const pf_pgn_game *g, int i, int stm,
 	}
 	rec.ext = st->ext.len ? st->ext.data : NULL;
 	rec.ext_len = (uint32_t)st->ext.len;
-	r = emit(out, &rec, st->o->unique ? g->hash[i] : 0);
+	r = emit(out, &rec, g->packed + (size_t)i * PF_PACKED_SIZE,
+	    st->o->unique ? g->hash[i] : 0);
 	if (st->clk_tmpl && has_eval) {
 		/* the record is out: the clock template comes back after
 		   the meta */

@@ -243,13 +243,16 @@ static inline uint64_t pf_get64(const uint8_t *p)
 #endif
 
 /*
- * Encode rec (core + its ext bytes) into out, in the layout above; returns
- * bytes written, which is PF_CORE_SIZE + rec->ext_len.  out must be large
+ * Encode rec (core + its ext bytes) into out, in the layout above, with
+ * the packed position read from pos (rec->pos is not read); returns bytes
+ * written, which is PF_CORE_SIZE + rec->ext_len.  out must be large
  * enough.  Inline: a writer of a record per position (pgn2pos) fills rec
- * and encodes it in one go, with no copy of the record between.
+ * and encodes it in one go, the position straight from where it has it
+ * (a copy into rec->pos, read back at once, stalls the CPU: the copy's
+ * two stores cannot be forwarded to one load).
  */
 static inline size_t
-pf_record_encode(const pf_record *rec, uint8_t *out)
+pf_record_encode_pos(const pf_record *rec, const uint8_t *pos, uint8_t *out)
 {
 	/* Every field read before the first store: a store through out may
 	   alias rec, and would make the compiler read them again. */
@@ -259,7 +262,7 @@ pf_record_encode(const pf_record *rec, uint8_t *out)
 	uint8_t result = rec->result;
 	const uint8_t *ext = rec->ext;
 
-	memcpy(out + 4, rec->pos, PF_PACKED_SIZE);
+	memcpy(out + 4, pos, PF_PACKED_SIZE);
 	pf_put32(out, len);
 	pf_put64(out + 32, id);
 	pf_put16(out + 40, ply);
@@ -270,6 +273,13 @@ pf_record_encode(const pf_record *rec, uint8_t *out)
 	if (elen > 0)
 		memcpy(out + PF_CORE_SIZE, ext, elen);
 	return len;
+}
+
+/* pf_record_encode_pos with rec's own position. */
+static inline size_t
+pf_record_encode(const pf_record *rec, uint8_t *out)
+{
+	return pf_record_encode_pos(rec, rec->pos, out);
 }
 
 #endif
