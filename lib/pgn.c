@@ -402,12 +402,23 @@ skip_to_next_tag(pf_pgn *p)
 
 /* ---- tags ------------------------------------------------------------- */
 
+/* A tag value into d.  Copied eight bytes a step: GCC makes the memcpy
+   of at most 255 bytes a REP MOVSQ, whose start-up costs more than the
+   copy of a name or a date. */
 static void
 put_str(pf_pgn_str *d, const char *s, size_t n)
 {
+	size_t i;
+
 	if (n > PF_PGN_STR_MAX)
 		n = PF_PGN_STR_MAX;
-	memcpy(d->s, s, n);
+	for (i = 0; i + 8 <= n; i += 8)
+		memcpy(d->s + i, s + i, 8);
+	if (n >= 8)
+		memcpy(d->s + n - 8, s + n - 8, 8);
+	else
+		for (; i < n; i++)
+			d->s[i] = s[i];
 	d->s[n] = '\0';
 	d->len = (uint16_t)n;
 }
