@@ -1339,6 +1339,12 @@ pf_move_to_san(const pf_board *b, pf_move m, char *buf)
 	return buf;
 }
 
+/* The piece type of a SAN piece letter; 0 for any other byte. */
+static const uint8_t san_piece[256] = {
+	['N'] = PF_KNIGHT, ['B'] = PF_BISHOP, ['R'] = PF_ROOK,
+	['Q'] = PF_QUEEN, ['K'] = PF_KING,
+};
+
 /*
  * The common SAN shapes, read in one pass with nothing to trim: piece
  * moves (Nf3, Nbd2, R1e2, Qh4xe1, Nxf3), pawn moves (e4, exd5, e8=Q, e8Q,
@@ -1405,14 +1411,10 @@ san_quick(const pf_board *b, const char *s, size_t n, pf_move *m)
 		*m = PF_MAKE_MOVE(ksq, rsq, PF_MK_CASTLE, 0);
 		return pf_is_legal(b, *m) ? 0 : -1;
 	} else {
-		switch (s[0]) {
-		case 'N': type = PF_KNIGHT; break;
-		case 'B': type = PF_BISHOP; break;
-		case 'R': type = PF_ROOK; break;
-		case 'Q': type = PF_QUEEN; break;
-		case 'K': type = PF_KING; break;
-		default: return -1;
-		}
+		/* A table, not a switch: its jump, on a piece letter that
+		   changes from move to move, was mispredicted. */
+		if ((type = san_piece[(unsigned char)s[0]]) == 0)
+			return -1;
 		if (n < 3 || s[n - 2] < 'a' || s[n - 2] > 'h' ||
 		    s[n - 1] < '1' || s[n - 1] > '8')
 			return -1;
