@@ -310,9 +310,11 @@ legal_pseudo(const pf_board *b, pf_move m, int from, int to)
 	if (b->checkers != 0 || PF_MOVE_KIND(m) != PF_MK_NORMAL ||
 	    from == ksq)
 		return pf_is_legal(b, m);
-	/* Most often from is on no line from the king that an enemy slider
-	   of that line's kind is also on: told from the king's two rays,
-	   1 KiB in all, before the 64 KiB of lines and betweens. */
+	/* Most often no pin is possible: from is not on the king's files
+	   and ranks while an enemy rook or queen is, nor on its diagonals
+	   while an enemy bishop or queen is.  Told from the king's rays (1
+	   KiB in all, in the cache) before the 64 KiB of lines and
+	   betweens. */
 	rays = pf_rook_rays[ksq];
 	them = b->by_colour[!b->stm];
 	pins = (rays >> from & 1) && (rays & them & (b->by_type[PF_ROOK] |
