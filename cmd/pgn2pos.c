@@ -384,12 +384,6 @@ game_status(const pf_pgn_game *g)
 	return PF_ONGOING;
 }
 
-/* The record flags of a position's PF_PGN_CHECK and PF_PGN_INSUFFICIENT. */
-_Static_assert(PF_PGN_CHECK == 1 && PF_PGN_INSUFFICIENT == 2, "pflag_rf");
-static const uint16_t pflag_rf[4] = {
-	0, PF_RF_CHECK, PF_RF_INSUFFICIENT, PF_RF_CHECK | PF_RF_INSUFFICIENT
-};
-
 /* Write the records of the selected positions of a game (kept packed by
    the parser) to out. */
 static void
@@ -442,7 +436,8 @@ write_game(struct builder *st, const pf_pgn_game *g, struct state *out)
 		if (i > 0 && g->clk_ms[i] != PF_U32_UNKNOWN)
 			clk[stm ^ 1] = g->clk_ms[i];
 		if (st->sel[i]) {
-			uint16_t flags = base | pflag_rf[g->pflags[i] & 3] |
+			/* the parser's flags are the record's (pgn.h) */
+			uint16_t flags = base | g->pflags[i] |
 			    (i == npos - 1 ? last_flags : 0);
 
 			if (put_record(st, g, i, stm, result, flags,

@@ -329,7 +329,7 @@ legal_pseudo(const pf_board *b, pf_move m, int from, int to)
 	if (line == 0 || (line >> to & 1) || (pf_between[ksq][from] & occ))
 		return 1;
 	straight = (ksq & 7) == (from & 7) || (ksq >> 3) == (from >> 3);
-	sliders = line & b->by_colour[!b->stm] & (b->by_type[PF_QUEEN] |
+	sliders = line & them & (b->by_type[PF_QUEEN] |
 	    b->by_type[straight ? PF_ROOK : PF_BISHOP]);
 	if (sliders == 0)
 		return 1;

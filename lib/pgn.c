@@ -1055,6 +1055,10 @@ is_delim(unsigned char c)
 	return delim[c];
 }
 
+_Static_assert(PF_PGN_CHECK == PF_RF_CHECK &&
+    PF_PGN_INSUFFICIENT == PF_RF_INSUFFICIENT, "a position's flags are the "
+    "record's");
+
 /*
  * Keep position i (the current board): packed, its check / insufficient
  * material flags, and its hash when asked.  Doing it here, while the

@@ -42,8 +42,10 @@ enum pf_pgn_problem {
 };
 
 enum { PF_PGN_EVAL_NONE = 0, PF_PGN_EVAL_CP, PF_PGN_EVAL_MATE };
-#define PF_PGN_CHECK		0x01	/* side to move in check */
-#define PF_PGN_INSUFFICIENT	0x02	/* pf_insufficient_material */
+/* A position's flags: the values of record.h's PF_RF_CHECK and
+   PF_RF_INSUFFICIENT, so that they go into a record as they are. */
+#define PF_PGN_CHECK		0x0001	/* side to move in check */
+#define PF_PGN_INSUFFICIENT	0x0080	/* pf_insufficient_material */
 
 /* Time-control classes (Lichess rule on base + 40 x increment). */
 enum { PF_TC_UNKNOWN = 0, PF_TC_ULTRABULLET, PF_TC_BULLET, PF_TC_BLITZ,
