@@ -25,7 +25,6 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
-#include <immintrin.h>
 #endif
 
 /* A growable byte string: streams are built and read in memory. */
@@ -496,20 +495,29 @@ rechecksum(bytes *s, unsigned flags)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+static unsigned
+xgetbv(unsigned which)
+{
+	unsigned lo, hi;
+
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(which));
+	(void)hi;
+	return lo;
+}
+
 /* XINUSE (XGETBV with ECX 1): 1 if the upper halves of ymm0-15 or zmm0-15
-   are in use, 0 if not, -1 where the CPU cannot say. */
+   are in use, 0 if not, -1 where the CPU cannot say (or the system has
+   not turned AVX on). */
 static int
 upper_in_use(void)
 {
-	unsigned a, b, c, d, lo, hi;
+	unsigned a, b, c, d;
 
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) ||
-	    !(c & bit_AVX) || !__get_cpuid_count(0xd, 1, &a, &b, &c, &d) ||
-	    !(a & (1u << 2)))
+	    !(c & bit_AVX) || (xgetbv(0) & 6) != 6 ||
+	    !__get_cpuid_count(0xd, 1, &a, &b, &c, &d) || !(a & (1u << 2)))
 		return -1;
-	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
-	(void)hi;
-	return (lo & 0x44) != 0;
+	return (xgetbv(1) & 0x44) != 0;
 }
 
 /* Sets the upper half of ymm0 and returns with it set, as libxxhash's
