@@ -585,14 +585,17 @@ chunk_close(struct state *st)
 /*
  * The writer's options: blocks go out full, or when the input would block
  * (flush_idle), never on a timer, so the bytes written depend on the
- * input alone, with any -j.
+ * input alone, with any -j.  Compressed to a file, zstd compresses in -j
+ * threads of its own (at least one, so the bytes are the same for any
+ * -j): compression takes longer than parsing, and no turn waits for it.
  */
 static pf_writer_opts
-out_opts(int zstd)
+out_opts(const struct opts *o, int zstd)
 {
 	pf_writer_opts wo = pf_default_writer_opts(zstd);
 
 	wo.flush_ms = -1;
+	wo.zstd_workers = o->jobs;
 	return wo;
 }
 
@@ -603,7 +606,7 @@ chunk_open(struct state *st, long k)
 {
 	const struct opts *o = st->o;
 	const char *ext = o->zstd ? ".pos.zst" : ".pos";
-	pf_writer_opts wo = out_opts(o->zstd);
+	pf_writer_opts wo = out_opts(o, o->zstd);
 
 	if (chunk_close(st) == -1)
 		return -1;
@@ -1074,7 +1077,7 @@ main(int argc, char *argv[])
 			rc = PF_EXIT_DATA;
 			goto out;
 		}
-		wo = out_opts(compress || o.zstd);
+		wo = out_opts(&o, compress || o.zstd);
 		if ((st.w = pf_writer_open_fd(fd, o.output ? o.output :
 		    "stdout", &wo)) == NULL) {
 			pf_warn("out of memory");

@@ -1002,7 +1002,10 @@ struct pf_writer {
 	ZSTD_CCtx *cctx;
 	uint8_t *zout;
 	size_t zout_cap;
+	int bulk;		/* zstd workers: blocks go in unflushed */
 };
+
+#define PF_ZSTD_JOB	(2 << 20)	/* bytes of a zstd worker's job */
 
 static void
 werr(pf_writer *w, const char *fmt, ...)
@@ -1086,8 +1089,24 @@ pf_writer_open_fd(int fd, const char *name, const pf_writer_opts *opts)
 	 * writer killed before its first block leaves a reader there zero
 	 * bytes, and only the writer's exit status tells.
 	 */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    write_header(w) == 0 && w->cctx != NULL)
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return w;
+	/*
+	 * To a regular file no reader waits on each block: zstd's workers
+	 * may compress them, in parallel with the caller and each other
+	 * (ZSTDMT's output is the same for any number of workers; a libzstd
+	 * built without threads refuses, and the caller's thread does it).
+	 */
+	if (w->cctx != NULL && opts != NULL && opts->zstd_workers > 0 &&
+	    !ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers,
+	    opts->zstd_workers))) {
+		/* jobs of 2 MiB (zstd's own choice at level 3 is 8 MiB):
+		   about 5 MiB of memory a worker instead of 20 */
+		(void)ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_jobSize,
+		    PF_ZSTD_JOB);
+		w->bulk = 1;
+	}
+	if (write_header(w) == 0 && w->cctx != NULL)
 		(void)emit(w, NULL, 0, ZSTD_e_flush);
 	return w;
 fail:
@@ -1170,7 +1189,9 @@ write_all(pf_writer *w, const uint8_t *p, size_t n)
 
 /*
  * Send p[0..n) out, compressing when asked.  mode is ZSTD_e_flush (a
- * block: make it decodable downstream now) or ZSTD_e_end (end the frame).
+ * block: make it decodable downstream now), ZSTD_e_end (end the frame),
+ * or ZSTD_e_continue (a block for zstd's workers: taken in, and what
+ * they have compressed so far written).
  */
 static int
 emit(pf_writer *w, const uint8_t *p, size_t n, ZSTD_EndDirective mode)
@@ -1190,7 +1211,8 @@ emit(pf_writer *w, const uint8_t *p, size_t n, ZSTD_EndDirective mode)
 		}
 		if (out.pos > 0 && write_all(w, w->zout, out.pos) == -1)
 			return -1;
-	} while (left != 0 || in.pos < in.size);
+		/* continue: left is a hint, not what is left to flush */
+	} while ((mode != ZSTD_e_continue && left != 0) || in.pos < in.size);
 	return 0;
 }
 
@@ -1243,7 +1265,8 @@ write_block(pf_writer *w)
 	pf_put32(h + 12, 0);
 	pf_put64(h + 16, pf_block_checksum(PF_SF_WRITE, h +
 	    PF_BLOCK_HEADER_SIZE, len));
-	if (emit(w, h, w->blk_len, ZSTD_e_flush) == -1)
+	if (emit(w, h, w->blk_len, w->bulk ? ZSTD_e_continue :
+	    ZSTD_e_flush) == -1)
 		return -1;
 	w->blk_len = PF_BLOCK_HEADER_SIZE;
 	w->blk_count = 0;
@@ -1402,9 +1425,12 @@ pf_writer_tick(pf_writer *w)
 int
 pf_writer_flush(pf_writer *w)
 {
-	if (w->failed)
+	if (w->failed || write_block(w) == -1)
 		return -1;
-	return write_block(w);
+	/* zstd's workers hold blocks until the frame is flushed */
+	if (w->bulk && w->header_done && !w->closed)
+		return emit(w, NULL, 0, ZSTD_e_flush);
+	return 0;
 }
 
 int

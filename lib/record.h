@@ -161,6 +161,13 @@ typedef struct pf_writer_opts {
 				   first record when pf_writer_put or
 				   pf_writer_tick is called; 0 = 200 ms,
 				   <0 never */
+	int zstd_workers;	/* compressed, to a regular file: >0 has
+				   zstd compress in this many threads of its
+				   own, beside the caller's work, and the
+				   blocks go into the frame unflushed (the
+				   bytes are the same for any number > 0);
+				   0, or on a pipe: in the caller's thread,
+				   each block flushed as it is written */
 } pf_writer_opts;
 
 /*
@@ -188,7 +195,8 @@ int		 pf_writer_put(pf_writer *w, const pf_record *rec);
  */
 uint8_t		*pf_writer_room(pf_writer *w, size_t min, size_t *avail);
 int		 pf_writer_advance(pf_writer *w, size_t len, uint32_t n);
-/* Write the partial block now (and flush the zstd frame). 0 / -1. */
+/* Write the partial block now and flush the zstd frame (with zstd
+   workers, once they have compressed all before it).  0 / -1. */
 int		 pf_writer_flush(pf_writer *w);
 /* Flush if the oldest buffered record waited flush_ms or more. 0 / -1. */
 int		 pf_writer_tick(pf_writer *w);

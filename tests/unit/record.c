@@ -944,6 +944,127 @@ test_flush(void)
 	close(fds[0]), close(fds[1]);
 }
 
+/* The bytes of the file fd (from its start, at any offset). */
+static bytes
+file_bytes(int fd)
+{
+	bytes out = { 0 };
+	uint8_t buf[65536];
+	ssize_t got;
+	off_t at = 0;
+
+	while ((got = pread(fd, buf, sizeof(buf), at)) > 0) {
+		bytes_add(&out, buf, (size_t)got);
+		at += got;
+	}
+	return out;
+}
+
+/* How many of the records in s read back, in order, as recs[i % (2 x
+   NREC)] (as many as were written that way); *errors: the read errors. */
+static int
+read_cycled(const bytes *s, int *errors)
+{
+	pf_reader *r = reader_on(s->p, s->n);
+	pf_record rec;
+	int rc, n = 0, guard = 0;
+
+	*errors = 0;
+	while ((rc = pf_reader_next(r, &rec)) != 0 && guard++ < 1000000) {
+		if (rc == -1)
+			(*errors)++;
+		else if (same_rec(&rec, &recs[n % (2 * NREC)].r))
+			n++;
+		else
+			break;
+	}
+	pf_reader_free(r);
+	return n;
+}
+
+/*
+ * zstd_workers: to a regular file, zstd's workers compress the blocks
+ * (several jobs of them here), and the bytes are the same for any number
+ * of workers (pgn2pos -j N gives -j 1's bytes); a flush puts every record
+ * before it in the file; on a pipe the workers are not used: each block
+ * is there for the reader downstream as soon as it is written.
+ */
+static void
+test_zstd_workers(void)
+{
+	enum { N = 16 * NREC };		/* about 8 MiB: four jobs */
+	const int workers[3] = { 1, 3, 0 };
+	bytes s[3], mid;
+	pf_writer_opts o = { .zstd_level = 3, .flush_ms = -1 };
+	pf_record rec;
+	pf_reader *r;
+	pf_writer *w;
+	int k, i, n, errors, fd, fds[2], written;
+
+	for (k = 0; k < 3; k++) {
+		char path[] = "/tmp/pf-record-XXXXXX";
+
+		if ((fd = mkstemp(path)) == -1)
+			abort();
+		unlink(path);
+		o.zstd_workers = workers[k];
+		w = pf_writer_open_fd(fd, "tmp", &o);
+		for (i = 0; i < N; i++) {
+			if (pf_writer_put(w, &recs[i % (2 * NREC)].r) == -1)
+				abort();
+			if (i + 1 == N / 2) {
+				CHECK(pf_writer_flush(w) == 0, "flush");
+				if (k > 0)
+					continue;
+				mid = file_bytes(fd);
+				n = read_cycled(&mid, &errors);
+				CHECK(n == N / 2 && errors == 1, "with zstd "
+				    "workers, a flush puts every record before "
+				    "it in the file (%d of %d read, then the "
+				    "missing end: %d errors)", n, N / 2, errors);
+				free(mid.p);
+			}
+		}
+		if (pf_writer_close(w) == -1)
+			abort();
+		pf_writer_free(w);
+		s[k] = file_bytes(fd);
+		close(fd);
+		n = read_cycled(&s[k], &errors);
+		CHECK(n == N && errors == 0, "%d zstd workers: %d of %d "
+		    "records read back, %d errors", workers[k], n, N, errors);
+	}
+	CHECK(s[0].n == s[1].n && memcmp(s[0].p, s[1].p, s[0].n) == 0,
+	    "the same bytes with 1 and with 3 zstd workers (%zu, %zu)",
+	    s[0].n, s[1].n);
+	CHECK(s[0].n != s[2].n || memcmp(s[0].p, s[2].p, s[0].n) != 0,
+	    "and the workers made them (not the bytes of the caller's "
+	    "thread, block by block)");
+	for (k = 0; k < 3; k++)
+		free(s[k].p);
+
+	/* On a pipe: block by block, at once. */
+	if (pipe(fds) == -1)
+		abort();
+	o.zstd_workers = 2;
+	o.block_size = 4096;
+	w = pf_writer_open_fd(fds[1], "pipe", &o);
+	for (i = 0; i < 40; i++)
+		pf_writer_put(w, &recs[i].r);
+	written = 40 - (int)pf_writer_pending(w);
+	CHECK(written > 0 && readable(fds[0], 0), "on a pipe, with zstd "
+	    "workers asked for, the blocks written (%d records) are in the "
+	    "pipe at once", written);
+	r = pf_reader_open_fd(fds[0], "pipe");
+	for (n = 0, i = 0; i < written; i++)
+		if (pf_reader_next(r, &rec) == 1 && same_rec(&rec, &recs[i].r))
+			n++;
+	CHECK(n == written, "and read back (%d of %d)", n, written);
+	pf_writer_free(w);
+	pf_reader_free(r);
+	close(fds[0]), close(fds[1]);
+}
+
 /*
  * pf_reader_buffered: true exactly while the current block still holds
  * records, so that a tool polling the descriptor (which those records do
@@ -1233,6 +1354,7 @@ main(void)
 	test_bad_input();
 	test_big_record();
 	test_flush();
+	test_zstd_workers();
 	test_buffered();
 	test_reader_flush();
 	test_broken_pipe();
