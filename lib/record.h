@@ -254,10 +254,9 @@ static inline uint64_t pf_get64(const uint8_t *p)
  * Encode rec (core + its ext bytes) into out, in the layout above, with
  * the packed position read from pos (rec->pos is not read); returns bytes
  * written, which is PF_CORE_SIZE + rec->ext_len.  out must be large
- * enough.  Inline: a writer of a record per position (pgn2pos) fills rec
- * and encodes it in one go, the position straight from where it has it
- * (a copy into rec->pos, read back at once, stalls the CPU: the copy's
- * two stores cannot be forwarded to one load).
+ * enough.  Inline, and the position from where the caller has it: a copy
+ * into rec->pos read back at once can stall the CPU (two stores that
+ * cannot be forwarded to the one load of the encoding).
  */
 static inline size_t
 pf_record_encode_pos(const pf_record *rec, const uint8_t *pos, uint8_t *out)
