@@ -1504,10 +1504,7 @@ pf_move_from_san(const pf_board *b, const char *san, size_t len,
 		return -1;
 	}
 	p = s;
-	if (strchr("NBRQK", *p) != NULL) {
-		type = (int)(strchr("PNBRQK", *p) - "PNBRQK");
-		p++;
-	} else if (*p == 'P')
+	if ((type = san_piece[(unsigned char)*p]) != PF_PAWN || *p == 'P')
 		p++;
 	/* Promotion suffix: "=Q", "Q" or "q" after the destination. */
 	k = strlen(p);
