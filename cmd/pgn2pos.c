@@ -785,6 +785,7 @@ do_file(struct state *st, const char *path)
 	struct file f;
 	pf_games_opts go;
 	pf_games *gs;
+	uint64_t games0 = st->games, bad0 = st->skipped[SK_BINARY];
 
 	memset(&f, 0, sizeof(f));
 	f.st = st;
@@ -812,6 +813,14 @@ do_file(struct state *st, const char *path)
 	}
 	st->frames += pf_games_frames(gs);
 	pf_games_close(gs);
+	/* Read to its end, yet every game in it was text or bytes that are
+	   no game: not what was meant (a wrong file, an unknown format). */
+	if (f.rc == 0 && !st->broken && !st->write_err &&
+	    st->games > games0 &&
+	    st->skipped[SK_BINARY] - bad0 == st->games - games0) {
+		pf_warnx("%s: no PGN or EPD game in it", f.name);
+		f.rc = 1;
+	}
 	return f.rc;
 }
 

@@ -393,12 +393,34 @@ pgn2pos: 2 games read, 2 kept (1 truncated), 0 skipped; 6 positions written" ]
 	run core out.pos
 	assert_line --index 3 "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2 | ply=3 move=- result=* flags=last,truncated"
 	assert_line --index 5 "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1 | ply=1 move=- result=* flags=last"
-	# pure noise is no game
+	# pure noise is no game: a file with nothing but is named, exit 1,
+	# and the files after it are still read, at any -j
 	head -c 4096 /dev/zero | tr '\0' '\001' > noise
 	p2p noise
-	assert_success
+	[ "$status" -eq 1 ]
 	[ "$(posdump -c out.pos)" = "0 out.pos" ]
-	[[ "$stderr" == *"1 games read, 0 kept (0 truncated), 1 skipped (1 bad text)"* ]]
+	[ "$stderr" = "pgn2pos: noise: game 1: binary data; game skipped
+pgn2pos: noise: no PGN or EPD game in it
+pgn2pos: 1 games read, 0 kept (0 truncated), 1 skipped (1 bad text); 0 positions written" ]
+	for j in 1 3; do
+		p2p -j $j bin.pgn noise bin.pgn
+		[ "$status" -eq 1 ]
+		[ "$(posdump -c out.pos)" = "12 out.pos" ]
+		[[ "$stderr" == *"pgn2pos: noise: no PGN or EPD game in it
+pgn2pos: bin.pgn: game 1 (ply 3): binary data; kept 4 positions
+pgn2pos: 5 games read, 4 kept (2 truncated), 1 skipped (1 bad text); 12 positions written" ]] ||
+			fail "-j $j: $stderr"
+	done
+	# a game skipped for bad text beside one kept is dirty data, not a
+	# wrong file; an empty file is an empty input
+	{ cat noise; printf '\n[Event "z"]\n\n1. e4 *\n'; } > noisy.pgn
+	p2p noisy.pgn
+	assert_success
+	[ "$(posdump -c out.pos)" = "2 out.pos" ]
+	: > empty.pgn
+	p2p empty.pgn
+	assert_success
+	[ "$stderr" = "pgn2pos: 0 games read, 0 kept (0 truncated), 0 skipped; 0 positions written" ]
 }
 
 @test "truncated compressed file: exit 1, the damage named, earlier games written" {
@@ -705,8 +727,9 @@ pgn2pos: 3 games read, 2 kept (0 truncated), 1 skipped (1 bad text); 5 positions
 	tar cf empty.tar -T /dev/null
 	for f in zeros empty.tar; do
 		p2p "$f"
-		[[ "$stderr" == "pgn2pos: $f: game 1: binary data; game skipped"* ]] ||
-			fail "$f: $stderr"
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == "pgn2pos: $f: game 1: binary data; game skipped
+pgn2pos: $f: no PGN or EPD game in it"* ]] || fail "$f: $stderr"
 		p2p --strict "$f"
 		[ "$status" -eq 1 ]
 	done
