@@ -1805,10 +1805,14 @@ simple_tag_line(const char *s, const char *e)
 
 /*
  * Could a '[' of the line [s, e) start a tag?  Not one inside a comment
- * opened on the line, nor one after a ';' or '%' that makes the rest of
- * the line a comment.  A line that starts inside a comment opened before
+ * opened on the line.  A line that starts inside a comment opened before
  * it is read as if it did not: a '[' is then taken for a tag more often,
- * never less (the answer errs towards "maybe a tag").
+ * never less (the answer errs towards "maybe a tag"); from the first '}'
+ * on, both readings agree.  A ';' or '%' is no end of the line here,
+ * though the reader may skip the rest of the line at one: a ';' or '%'
+ * inside a comment opened before the line is comment text (after its
+ * '}' a '[' starts a tag), and in a variation '%' is nothing (after its
+ * ')' a '[' starts a tag); neither can be told from the line alone.
  */
 static int
 tag_may_start(const char *s, const char *e)
@@ -1823,8 +1827,6 @@ tag_may_start(const char *s, const char *e)
 			in_comment = 1;
 		else if (*s == '[')
 			return 1;
-		else if (*s == ';' || *s == '%')
-			return 0;
 	}
 	return 0;
 }

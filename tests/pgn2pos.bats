@@ -1264,6 +1264,17 @@ games_in_frames() {
 		same_j 3 "$piece" --strict mixed.pgn
 	done
 	[[ "$stderr" == *"unterminated comment"* ]] || fail "$stderr"
+	# a tag begun after a '%' in a variation, or after a ';' in a comment
+	# opened a line before: the [Event] after it is one more tag of that
+	# game, no place to cut (the pieces end near it)
+	printf '[Event "a"]\n\n1. e4 (1. d4 %% x) [Site "v"]\n[Event "v"]\n\n1. d4 *\n\n' > var.pgn
+	printf '[Event "a"]\n\n1. e4 { a\nb ; c } [Site "w"]\n[Event "w"]\n\n1. d4 *\n\n' > com.pgn
+	for piece in 10 20 30 40; do
+		same_j 2 "$piece" var.pgn
+		same_j 2 "$piece" com.pgn
+	done
+	[[ "$stderr" == "pgn2pos: 2 games read, 2 kept (0 truncated), 0 skipped; 4 positions written" ]] ||
+		fail "$stderr"
 	# an input that cannot be read at all, beside good ones
 	printf 'BZh91AY&SY garbage' > bad.bz2
 	same_j 2 1000 "$L10K" bad.bz2 "$L10K"
