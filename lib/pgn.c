@@ -1840,7 +1840,8 @@ tag_may_start(const char *s, const char *e)
  * cut is good when the last line that is not blank can have ended no tag
  * (tag_may_start), or when the tag lines up to it go back to an [Event]
  * tag, every line of them read whole as a tag; anything unsure is not a
- * cut.
+ * cut.  A '%' escape line counts as blank only when no '[' on it may
+ * start a tag (inside a comment or variation it is no escape).
  */
 static int
 good_cut(const char *buf, size_t at)
@@ -1858,6 +1859,11 @@ good_cut(const char *buf, size_t at)
 		if (s == lo && lo != buf)
 			return 0;		/* too far back to know */
 		if (blank_line(s, e)) {
+			/* a '%' line is an escape outside comments and
+			   variations, but inside one opened before it is
+			   text: a '[' on it may then start a tag */
+			if (tag_may_start(s, e))
+				return 0;
 			if (s == buf)
 				return 1;	/* nothing but blanks */
 			e = s - 1;

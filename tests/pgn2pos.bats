@@ -1266,12 +1266,16 @@ games_in_frames() {
 	[[ "$stderr" == *"unterminated comment"* ]] || fail "$stderr"
 	# a tag begun after a '%' in a variation, or after a ';' in a comment
 	# opened a line before: the [Event] after it is one more tag of that
-	# game, no place to cut (the pieces end near it)
+	# game, no place to cut (the pieces end near it; each failed before
+	# aa84de4 or the commit after it)
 	printf '[Event "a"]\n\n1. e4 (1. d4 %% x) [Site "v"]\n[Event "v"]\n\n1. d4 *\n\n' > var.pgn
 	printf '[Event "a"]\n\n1. e4 { a\nb ; c } [Site "w"]\n[Event "w"]\n\n1. d4 *\n\n' > com.pgn
+	# and on a '%' line inside a comment (no escape there)
+	printf '[Event "a"]\n\n1. e4 {\n%%x } [Site "p"]\n[Event "p"]\n\n1. d4 *\n\n' > pct.pgn
 	for piece in 10 20 30 40; do
 		same_j 2 "$piece" var.pgn
 		same_j 2 "$piece" com.pgn
+		same_j 2 "$piece" pct.pgn
 	done
 	[[ "$stderr" == "pgn2pos: 2 games read, 2 kept (0 truncated), 0 skipped; 4 positions written" ]] ||
 		fail "$stderr"

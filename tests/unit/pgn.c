@@ -395,6 +395,8 @@ test_cut(void)
 	    "1. e4 (1. d4 % x) [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n";
 	static const char com_semi[] =
 	    "1. e4 { a\nb ; c } [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n";
+	static const char pct_line[] =
+	    "1. e4 {\n%x } [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n";
 	static const char com_pct[] =
 	    "1. e4 { a\nb % c } [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n";
 	static const char epd[] = "8/8/8/8/8/8/8/k1K5 w - -\n8/8/8/8/8/8/8/";
@@ -428,6 +430,9 @@ test_cut(void)
 	    count_games(com_pct, sizeof(com_pct) - 1) == 2,
 	    "no cut after a tag that follows a ';' or '%%' in a comment opened "
 	    "a line before");
+	CHECK(pf_pgn_cut(pct_line, sizeof(pct_line) - 1, 1, PF_PGN_PGN) == 0 &&
+	    count_games(pct_line, sizeof(pct_line) - 1) == 2,
+	    "no cut after a tag on a '%%' line inside a comment (no escape)");
 	CHECK(pf_pgn_cut(epd, sizeof(epd) - 1, 1, PF_PGN_EPD) ==
 	    (size_t)(strchr(epd, '\n') + 1 - epd), "EPD: after the last line");
 	CHECK(pf_pgn_sniff(epd, sizeof(epd) - 1, PF_PGN_AUTO, 0) == PF_PGN_EPD &&
