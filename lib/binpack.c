@@ -684,7 +684,9 @@ read_header(pf_binpack_reader *r)
 	}
 	h = r->buf + r->pos;
 	if (avail < PF_BINPACK_CHUNK_HEADER) {
-		if (memcmp(h, CHUNK_MAGIC, (size_t)avail) != 0) {
+		/* the magic as far as it goes: the rest is the size */
+		if (memcmp(h, CHUNK_MAGIC, avail < 4 ? (size_t)avail : 4) !=
+		    0) {
 			rerr(r, r->base + r->pos, "bad chunk header");
 			return resync(r);
 		}

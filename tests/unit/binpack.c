@@ -522,6 +522,30 @@ test_damage(const uint8_t *sample, size_t slen, const txt_entry *t, int nt)
 	free(got);
 	three[7] ^= 0x40;
 
+	/* The start of a chunk header at the end: the magic as far as it
+	   goes, the rest of the 8 bytes the size. */
+	{
+		static const char *tails[] = { "BI", "BINP\001\002",
+		    "BINP\001\002\003", "BX", "BINX\001" };
+		static const int truncated[] = { 1, 1, 1, 0, 0 };
+		static const size_t tlen[] = { 2, 6, 7, 2, 5 };
+
+		for (k = 0; k < 5; k++) {
+			memcpy(three, sample, slen);
+			memcpy(three + slen, tails[k], tlen[k]);
+			got = read_all(three, slen + tlen[k], &n, &at, &nerr,
+			    err, sizeof(err));
+			snprintf(why, sizeof(why), "offset %zu: truncated "
+			    "chunk header (%zu of 8 bytes)", slen, tlen[k]);
+			CHECK(n == SAMPLE_N && nerr == 1 &&
+			    (strstr(err, why) != NULL) == truncated[k] &&
+			    (truncated[k] || strstr(err, "bad chunk header")),
+			    "%zu bytes of a chunk header at the end: %s",
+			    tlen[k], err);
+			free(got);
+		}
+	}
+
 	/* A damaged stem position (a black pawn on the first rank). */
 	memcpy(copy, sample, slen);
 	copy[16] = (uint8_t)((copy[16] & 0xF0) | 1);
