@@ -1256,12 +1256,9 @@ pf_binpack_write(pf_binpack_writer *w, const pf_sfentry *e)
 		return -1;
 	}
 	w->given++;
-	if (entry_fields_ok(e, why, sizeof(why)) == -1) {
-		werr(w, "entry %llu: %s", (unsigned long long)w->given,
-		    why);
-		return -1;
-	}
-	/* nnue-pytorch's isContinuation(), and a move to encode. */
+	/* nnue-pytorch's isContinuation(), and a move to encode (the
+	   result is then the last one's negated, and a continuation's ply
+	   is not stored: only a stem's is checked, by stem_encode). */
 	cont = w->have_last && w->last.move != PF_MOVE_NONE &&
 	    e->move != PF_MOVE_NONE && w->last.result == -e->result &&
 	    w->last.ply + 1 == e->ply && same_position(&w->next, &e->board);

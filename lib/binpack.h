@@ -106,10 +106,11 @@ pf_binpack_writer *pf_binpack_writer_open(int fd, const char *name);
 
 /*
  * Encode one entry: 0, or -1 with the reason in pf_binpack_writer_error.
- * An entry the format cannot hold (ply above PF_BINPACK_PLY_MAX, a result
- * other than -1, 0, 1, a move that is not legal, a Chess960 castling
- * right, an invalid board) is refused and nothing is written for it; the
- * writer stays usable.  A write error is kept: every later call returns
+ * An entry the format cannot hold (a result other than -1, 0, 1, a move
+ * that is not legal, a Chess960 castling right, an invalid board; as a
+ * stem, a ply above PF_BINPACK_PLY_MAX: a continuation's ply is not
+ * stored, so a chain may go past it, as the reader reads it) is refused
+ * and nothing is written for it; the writer stays usable.  A write error is kept: every later call returns
  * -1.  Entries are chained exactly as nnue-pytorch's writer chains them,
  * so that game-ordered input gives its bytes; an entry without a move
  * (PF_MOVE_NONE) is written as a stem and ends its chain.

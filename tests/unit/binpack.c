@@ -746,6 +746,43 @@ test_refused(void)
 	free(bytes);
 	close(fd);
 
+	/* A chain may go past the most a stem's ply holds: a continuation's
+	   ply is not stored (the reader counts on from its stem's). */
+	{
+		static const char *mv[3] = { "g1f3", "g8f6", "b1c3" };
+		pf_sfentry c[3];
+		pf_undo u;
+		int n, at, nerr, k, ok = 1;
+		pf_sfentry *got;
+
+		fd = tmp_fd();
+		w = pf_binpack_writer_open(fd, "out");
+		for (k = 0; k < 3; k++) {
+			c[k] = good;
+			if (k > 0) {
+				c[k].board = c[k - 1].board;
+				pf_make_move(&c[k].board, c[k - 1].move, &u);
+			}
+			pf_move_from_uci(&c[k].board, mv[k], 4, &c[k].move);
+			c[k].ply = (uint16_t)(PF_BINPACK_PLY_MAX + k);
+			if (pf_binpack_write(w, &c[k]) != 0)
+				ok = 0;
+		}
+		CHECK(ok && pf_binpack_writer_close(w) == 0,
+		    "a chain from ply 16383 on is written: %s",
+		    pf_binpack_writer_error(w));
+		pf_binpack_writer_free(w);
+		bytes = fd_bytes(fd, &len);
+		got = read_all(bytes, len, &n, &at, &nerr, err, sizeof(err));
+		CHECK(n == 3 && nerr == 0 && got[1].ply == 16384 &&
+		    got[2].ply == 16385 && got[2].move == c[2].move,
+		    "and read back: %d entries, plies %d %d",
+		    n, n > 1 ? got[1].ply : -1, n > 2 ? got[2].ply : -1);
+		free(got);
+		free(bytes);
+		close(fd);
+	}
+
 	/* Empty: no bytes; no bytes read as an empty file. */
 	fd = tmp_fd();
 	w = pf_binpack_writer_open(fd, "out");
