@@ -1903,10 +1903,12 @@ size_t
 pf_pgn_cut_from(const char *buf, size_t len, size_t from, int format)
 {
 	static const char ev[] = "\n[Event ";
-	const char *s = buf + (from > 0 ? from - 1 : 0), *e = buf + len;
+	const char *s, *e;
 
-	if (from > len)
+	if (from > len || len == 0)
 		return 0;
+	s = buf + (from > 0 ? from - 1 : 0);
+	e = buf + len;
 	if (format != PF_PGN_PGN) {
 		const char *nl = memchr(s, '\n', (size_t)(e - s));
 
@@ -1947,10 +1949,14 @@ pf_pgn_cut(const char *buf, size_t len, size_t from, int format)
 int
 pf_pgn_sniff(const char *buf, size_t len, int format, int eof)
 {
-	const char *s = buf, *e = buf + len;
+	const char *s, *e;
 
 	if (format != PF_PGN_AUTO)
 		return format;
+	if (len == 0)		/* (buf may be NULL: no piece yet) */
+		return PF_PGN_AUTO;
+	s = buf;
+	e = buf + len;
 	/* as pf_pgn_next: past blanks and '%' lines, then the first text */
 	while (s < e) {
 		const char *nl;
