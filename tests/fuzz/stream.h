@@ -1,6 +1,6 @@
 /*
  * stream.h - the record-stream checks shared by the record and
- * record_valid targets: every record the reader hands out is checked with
+ * record_valid targets (and the extension checks, by uci): every record the reader hands out is checked with
  * the raw codec and every extension decoder, and a second, minimal parser
  * of posflow(5) decides whether an input is a well-formed plain stream, in
  * which case the reader must return exactly its records and no error.
@@ -15,7 +15,7 @@
 /* ---- extensions --------------------------------------------------------- */
 
 /* The payload the encoder wrote: b holds exactly one extension of type. */
-static const uint8_t *
+FUZZ_STATIC const uint8_t *
 one_ext(const pf_extbuf *b, uint16_t type, uint32_t *len)
 {
 	FUZZ_CHECK(b->len >= PF_EXT_HEADER_SIZE);
@@ -26,7 +26,7 @@ one_ext(const pf_extbuf *b, uint16_t type, uint32_t *len)
 	return b->data + PF_EXT_HEADER_SIZE;
 }
 
-static int
+FUZZ_STATIC int
 f32_same(float a, float b)
 {
 	return memcmp(&a, &b, sizeof(a)) == 0;
@@ -37,7 +37,7 @@ f32_same(float a, float b)
  * above U+10FFFF), checked byte by byte: the second path for the strings
  * the encoders write.
  */
-static int
+FUZZ_STATIC int
 naive_utf8_valid(const uint8_t *s, size_t n)
 {
 	size_t i = 0, j, k;
@@ -77,7 +77,7 @@ naive_utf8_valid(const uint8_t *s, size_t n)
  * out is valid UTF-8 of at most max bytes, and a string that was already
  * valid UTF-8 of at most max bytes comes out unchanged.
  */
-static void
+FUZZ_STATIC void
 check_string(const char *in, size_t in_len, const char *out, size_t out_len,
     size_t max)
 {
@@ -96,7 +96,7 @@ check_string(const char *in, size_t in_len, const char *out, size_t out_len,
  * decode to the same values (strings as the encoders convert them), and
  * encoding what they decode to gives the same bytes again.
  */
-static void
+FUZZ_STATIC void
 check_meta(const pf_ext *x, pf_extbuf *b)
 {
 	static pf_extbuf again;
@@ -149,7 +149,7 @@ check_meta(const pf_ext *x, pf_extbuf *b)
 	    memcmp(again.data, b->data, b->len) == 0);
 }
 
-static int
+FUZZ_STATIC int
 eval_head_same(const pf_eval *a, const pf_eval *b)
 {
 	return a->source == b->source && a->limit_kind == b->limit_kind &&
@@ -161,7 +161,7 @@ eval_head_same(const pf_eval *a, const pf_eval *b)
 	    a->time_ms == b->time_ms && a->multipv == b->multipv;
 }
 
-static void
+FUZZ_STATIC void
 check_eval(const pf_ext *x, pf_extbuf *b)
 {
 	static pf_eval e, e2, head;
@@ -213,7 +213,7 @@ check_eval(const pf_ext *x, pf_extbuf *b)
 	}
 }
 
-static void
+FUZZ_STATIC void
 check_movescores(const pf_ext *x, pf_extbuf *b)
 {
 	static pf_movescores s, s2;
@@ -241,7 +241,7 @@ check_movescores(const pf_ext *x, pf_extbuf *b)
 		FUZZ_CHECK(len == x->len && memcmp(y.data, x->data, len) == 0);
 }
 
-static void
+FUZZ_STATIC void
 check_clock(const pf_ext *x, pf_extbuf *b)
 {
 	pf_clock c, c2;
@@ -261,7 +261,7 @@ check_clock(const pf_ext *x, pf_extbuf *b)
 		FUZZ_CHECK(len == 8 && memcmp(y.data, x->data, 8) == 0);
 }
 
-static void
+FUZZ_STATIC void
 check_policy(const pf_ext *x, pf_extbuf *b)
 {
 	static pf_policy p, p2;
@@ -289,7 +289,7 @@ check_policy(const pf_ext *x, pf_extbuf *b)
 		FUZZ_CHECK(len == x->len && memcmp(y.data, x->data, len) == 0);
 }
 
-static void
+FUZZ_STATIC void
 check_value(const pf_ext *x, pf_extbuf *b)
 {
 	pf_value v, v2;
@@ -311,7 +311,7 @@ check_value(const pf_ext *x, pf_extbuf *b)
 		FUZZ_CHECK(len == 20 && memcmp(y.data, x->data, 20) == 0);
 }
 
-static void
+FUZZ_STATIC void
 check_repair(const pf_ext *x, pf_extbuf *b)
 {
 	pf_repair r, r2;
@@ -337,7 +337,7 @@ check_repair(const pf_ext *x, pf_extbuf *b)
 		FUZZ_CHECK(memcmp(y.data, x->data, PF_REPAIR_SIZE) == 0);
 }
 
-static void
+FUZZ_STATIC void
 check_pqr(const pf_ext *x, pf_extbuf *b)
 {
 	pf_pqr q, q2;
@@ -361,7 +361,7 @@ check_pqr(const pf_ext *x, pf_extbuf *b)
 }
 
 /* merge: what decodes re-encodes to the same 16 bytes. */
-static void
+FUZZ_STATIC void
 check_merge(const pf_ext *x, pf_extbuf *b)
 {
 	pf_merge m, m2;
@@ -385,7 +385,7 @@ check_merge(const pf_ext *x, pf_extbuf *b)
 /* complexity: what decodes re-encodes, and decoding that and encoding
    again gives the same bytes (reserved bytes are written 0 once); a
    later mode decodes (its head only) but is not encoded (ext.h). */
-static void
+FUZZ_STATIC void
 check_complexity(const pf_ext *x, pf_extbuf *b)
 {
 	pf_complexity c, c2;
@@ -419,7 +419,7 @@ check_complexity(const pf_ext *x, pf_extbuf *b)
  * a read past the payload is an ASan report even where the record's next
  * bytes would hide it.
  */
-static void
+FUZZ_STATIC void
 check_ext(const pf_ext *x0, pf_extbuf *b)
 {
 	pf_ext x = *x0;
@@ -472,7 +472,7 @@ check_ext(const pf_ext *x0, pf_extbuf *b)
  * type and copies the rest byte for byte; every extension decodes (or is
  * refused) as check_ext says.
  */
-static void
+FUZZ_STATIC void
 check_ext_area(const pf_record *rec)
 {
 	static pf_extbuf b, kept;
@@ -530,7 +530,7 @@ check_ext_area(const pf_record *rec)
  * extensions pass check_ext_area; its position, if it unpacks, is a
  * consistent board with exact FEN and pack round trips.
  */
-static void
+FUZZ_STATIC void
 check_record(const pf_record *rec)
 {
 	const uint8_t *src = rec->ext - PF_CORE_SIZE;
@@ -573,7 +573,7 @@ check_record(const pf_record *rec)
  * Returns the number of records (their offsets and lengths in off[],
  * len[], at most max), or -1 if anything at all is wrong.
  */
-static long
+FUZZ_STATIC long
 reference_parse(const uint8_t *p, size_t n, size_t *off, uint32_t *len,
     long max)
 {
@@ -661,7 +661,7 @@ reference_parse(const uint8_t *p, size_t n, size_t *off, uint32_t *len,
  * 0; and when the reference parser finds plain[] a well-formed stream, the
  * reader returns exactly its records, in order, without an error.
  */
-static void
+FUZZ_STATIC void
 read_stream(size_t size, const uint8_t *plain, size_t plain_n)
 {
 	static size_t off[1 << 16];
