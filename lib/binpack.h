@@ -110,10 +110,11 @@ pf_binpack_writer *pf_binpack_writer_open(int fd, const char *name);
  * that is not legal, a Chess960 castling right, an invalid board; as a
  * stem, a ply above PF_BINPACK_PLY_MAX: a continuation's ply is not
  * stored, so a chain may go past it, as the reader reads it) is refused
- * and nothing is written for it; the writer stays usable.  A write error is kept: every later call returns
- * -1.  Entries are chained exactly as nnue-pytorch's writer chains them,
- * so that game-ordered input gives its bytes; an entry without a move
- * (PF_MOVE_NONE) is written as a stem and ends its chain.
+ * and nothing is written for it; the writer stays usable.  A write error
+ * is kept: every later call returns -1.  Entries are chained exactly as
+ * nnue-pytorch's writer chains them, so that game-ordered input gives its
+ * bytes; an entry without a move (PF_MOVE_NONE) is written as a stem and
+ * ends its chain.
  */
 int	 pf_binpack_write(pf_binpack_writer *w, const pf_sfentry *e);
 /* Write the last chunk.  0 / -1.  Does not free; later writes fail. */
