@@ -35,7 +35,7 @@ struct opts {
 struct run {
 	const struct opts *o;
 	pf_export *x;
-	uint64_t records, no_eval, no_move, no_policy, invalid;
+	uint64_t records, no_eval, no_move, no_policy, invalid, unfit;
 };
 
 static const char synopsis[] =
@@ -84,6 +84,10 @@ put(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 	case PF_EXPORT_NO_POLICY:
 		R->no_policy++;
 		what = "no policy target";
+		break;
+	case PF_EXPORT_UNFIT:
+		R->unfit++;
+		what = pf_export_error(R->x);
 		break;
 	default:
 		R->invalid++;
@@ -289,17 +293,21 @@ main(int argc, char **argv)
 		f.write_failed = 1;
 	}
 	if (pf_filter_complete(&f) && !f.write_failed) {
-		char drawn[64] = "";
+		char drawn[64] = "", unfit[64] = "";
 
 		if (strcmp(o.format, "npy") != 0)
 			snprintf(drawn, sizeof(drawn), "; %" PRIu64 " of "
 			    "unknown result as draws",
 			    pf_export_unknown_results(R.x));
+		if (R.unfit > 0)
+			snprintf(unfit, sizeof(unfit), ", %" PRIu64 " it "
+			    "cannot hold", R.unfit);
 		pf_warnx("%" PRIu64 " records: %" PRIu64 " written (%s%s); "
 		    "skipped: %" PRIu64 " without an evaluation, %" PRIu64
 		    " without a move, %" PRIu64 " without a policy, %" PRIu64
-		    " invalid", R.records, pf_export_written(R.x), o.format,
-		    drawn, R.no_eval, R.no_move, R.no_policy, R.invalid);
+		    " invalid%s", R.records, pf_export_written(R.x), o.format,
+		    drawn, R.no_eval, R.no_move, R.no_policy, R.invalid,
+		    unfit);
 	}
 	pf_export_free(R.x);
 	return pf_filter_close(&f);

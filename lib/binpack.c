@@ -1060,6 +1060,12 @@ pf_binpack_writer_error(const pf_binpack_writer *w)
 	return w->err;
 }
 
+int
+pf_binpack_writer_failed(const pf_binpack_writer *w)
+{
+	return w->failed;
+}
+
 uint64_t
 pf_binpack_writer_entries(const pf_binpack_writer *w)
 {

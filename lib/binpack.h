@@ -120,6 +120,9 @@ int	 pf_binpack_write(pf_binpack_writer *w, const pf_sfentry *e);
 /* Write the last chunk.  0 / -1.  Does not free; later writes fail. */
 int	 pf_binpack_writer_close(pf_binpack_writer *w);
 const char *pf_binpack_writer_error(const pf_binpack_writer *w);
+/* 1 once a write failed (every later call fails too); 0 while a -1 from
+   pf_binpack_write is a refused entry, the writer still usable. */
+int	 pf_binpack_writer_failed(const pf_binpack_writer *w);
 uint64_t pf_binpack_writer_entries(const pf_binpack_writer *w);
 /* Bytes written to fd so far (whole chunks). */
 uint64_t pf_binpack_writer_bytes(const pf_binpack_writer *w);

@@ -185,8 +185,21 @@ binpack_put(pf_export *x, const pf_record *rec, int *why)
 
 	if (!entry(x, rec, 1, &e, why))
 		return 0;
-	if (pf_binpack_write(x->bp, &e) == -1)
-		return fail(x, "%s", pf_binpack_writer_error(x->bp));
+	if (pf_binpack_write(x->bp, &e) == -1) {
+		uint8_t stem[PF_BINPACK_STEM_SIZE];
+
+		if (pf_binpack_writer_failed(x->bp))
+			return fail(x, "%s", pf_binpack_writer_error(x->bp));
+		/* refused (entry() has checked the board and move): what the
+		   format cannot hold, the reason without the writer's
+		   "name: entry N: " */
+		if (pf_binpack_stem_encode(&e, stem, x->err,
+		    sizeof(x->err)) == 0)
+			snprintf(x->err, sizeof(x->err), "%s",
+			    pf_binpack_writer_error(x->bp));
+		*why = PF_EXPORT_UNFIT;
+		return 0;
+	}
 	return 1;
 }
 
@@ -217,8 +230,10 @@ bin_put(pf_export *x, const pf_record *rec, int *why)
 
 	if (!entry(x, rec, 1, &e, why))
 		return 0;
+	/* entry() has checked the board and move: what is refused here is
+	   what the format cannot hold */
 	if (pf_bin_encode(&e, out, x->err, sizeof(x->err)) == -1) {
-		*why = PF_EXPORT_INVALID;
+		*why = PF_EXPORT_UNFIT;
 		return 0;
 	}
 	return out_put(x, out, sizeof(out)) == -1 ? -1 : 1;

@@ -24,7 +24,11 @@ enum {
 	PF_EXPORT_NO_EVAL = 1,	/* no evaluation (of the selector's) */
 	PF_EXPORT_NO_MOVE,	/* no move played */
 	PF_EXPORT_NO_POLICY,	/* no policy target (lc0) */
-	PF_EXPORT_INVALID	/* an invalid position, move or extension */
+	PF_EXPORT_INVALID,	/* an invalid position, move or extension */
+	PF_EXPORT_UNFIT		/* a valid position the format cannot hold
+				   (binpack, bin: a Chess960 castling right;
+				   binpack: a ply past 16383 to begin a
+				   chain) */
 };
 
 typedef struct pf_export_opts {
@@ -53,7 +57,8 @@ pf_export	*pf_export_open(const char *format, int fd, const char *dir,
 		    size_t errlen);
 /*
  * One record: 1 written, 0 skipped (*why is PF_EXPORT_*, and for
- * PF_EXPORT_INVALID pf_export_error says what), -1 an output error
+ * PF_EXPORT_INVALID and PF_EXPORT_UNFIT pf_export_error says what), -1 an
+ * output error
  * (pf_export_error; errno EPIPE for a closed pipe).
  */
 int		 pf_export_put(pf_export *x, const pf_record *rec, int *why);

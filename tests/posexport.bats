@@ -132,6 +132,26 @@ e"
 	assert_failure 1
 	assert_line "posexport: m.pos: record 2: no evaluation: -F plain cannot hold it"
 	assert_line "posexport: m.pos: record 3: no move: -F plain cannot hold it"
+	# a valid position a format cannot hold: a Chess960 castling right,
+	# skipped and counted, the writer going on.  Record 2: the rook f1 of
+	# king g1 is off its corner (binpack refuses it; bin takes it, the
+	# outermost rook of its side); record 3: the rook d1 of king f1 is
+	# not the outermost of its side (both refuse it)
+	printf '%s\n' \
+	    "startpos game=1 ply=0 move=e2e4 result=1-0 eval=cp:30" \
+	    "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9 game=5 ply=16 move=g2g3 result=1-0 eval=cp:20" \
+	    "4k3/8/8/8/8/8/8/R2R1K1R w D - 0 1 game=7 ply=0 move=f1g1 result=1-0 eval=cp:5" \
+	    "startpos game=6 ply=0 move=d2d4 result=1-0 eval=cp:10" | "$MKREC" > c960.pos
+	run posexport -F binpack c960.pos -o c960.binpack
+	assert_success
+	assert_output "posexport: 4 records: 2 written (binpack; 0 of unknown result as draws); skipped: 0 without an evaluation, 0 without a move, 0 without a policy, 0 invalid, 2 it cannot hold"
+	[ "$(posimport -F binpack c960.binpack 2>/dev/null | posdump -c)" = "2 stdin" ]
+	run posexport -F binpack --require c960.pos -o c960.binpack
+	assert_failure 1
+	assert_line "posexport: c960.pos: record 2: Chess960 castling right (rook not in a corner): binpack holds standard castling only: -F binpack cannot hold it"
+	run posexport -F bin c960.pos -o c960.bin
+	assert_success
+	assert_output "posexport: 4 records: 3 written (bin; 0 of unknown result as draws); skipped: 0 without an evaluation, 0 without a move, 0 without a policy, 0 invalid, 1 it cannot hold"
 	# --eval chooses the evaluation
 	printf '%s\n' "startpos game=1 ply=0 move=e2e4 result=1-0 eval=cp:30@depth:3 eval=cp:-50@depth:9" | "$MKREC" > two.pos
 	posexport -F plain two.pos 2>/dev/null | grep -x 'score -104'
