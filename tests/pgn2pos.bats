@@ -1309,3 +1309,12 @@ games_in_frames() {
 	[ "$size" -gt 200 ] || fail "nothing written while the input was open ($size bytes)"
 	[ "$(posdump -c out.pos)" = "6 out.pos" ]
 }
+
+@test "scripts/stress-pgn2pos runs: 60 fixed cases of -j and packings on damaged games, no promise broken" {
+	# the long search for bugs is run by hand (--seconds); this keeps
+	# the tool working, on the same 60 cases every time
+	run "$TOP/scripts/stress-pgn2pos" --cases 60 --seed 3 \
+	    --bin "${POSFLOW_BIN:-$BUILD_DIR/bin}" --keep "$BATS_TEST_TMPDIR/stress"
+	assert_success
+	assert_output "60 cases, 0 failed"
+}
