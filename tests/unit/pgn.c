@@ -388,17 +388,22 @@ test_cut(void)
 	static const char inline_tag[] =
 	    "[Event \"a\"] 1. e4\n\n[Event \"b\"]\n\n1. d4 *\n";
 	static const char noquote[] = "1. e4 *\n\n[Event b]\n1. d4 *\n";
-	/* a tag begun on a line where a '%' (in a variation: no comment) or
-	   a ';' (in a comment opened a line before: text) would seem to
-	   end it: the [Event] after is one more tag of that game */
-	static const char var_pct[] =
-	    "1. e4 (1. d4 % x) [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n";
-	static const char com_semi[] =
-	    "1. e4 { a\nb ; c } [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n";
-	static const char pct_line[] =
-	    "1. e4 {\n%x } [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n";
-	static const char com_pct[] =
-	    "1. e4 { a\nb % c } [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n";
+	/* A tag begun where a '%' or ';' would seem to make the rest of the
+	   line a comment, but the reader reads on: the [Event] after it is
+	   one more tag of that game (each text reads whole as two games). */
+	static const struct {
+		const char *text, *what;
+	} tagged[] = {
+		{ "1. e4 (1. d4 % x) [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n",
+		  "'%' in a variation (nothing there)" },
+		{ "1. e4 { a\nb ; c } [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n",
+		  "';' in a comment opened a line before (text)" },
+		{ "1. e4 { a\nb % c } [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n",
+		  "'%' in a comment opened a line before (text)" },
+		{ "1. e4 {\n%x } [Site \"x\"]\n[Event \"b\"]\n\n1. d4 *\n",
+		  "a '%' line inside a comment (no escape)" },
+	};
+	size_t k;
 	static const char epd[] = "8/8/8/8/8/8/8/k1K5 w - -\n8/8/8/8/8/8/8/";
 	size_t at = (size_t)(strstr(two, "[Event \"b\"]") - two);
 
@@ -421,18 +426,13 @@ test_cut(void)
 	    "no cut after a tag line with moves on it");
 	CHECK(pf_pgn_cut(noquote, sizeof(noquote) - 1, 1, PF_PGN_PGN) == 0,
 	    "no cut at an [Event] tag without a quoted value");
-	CHECK(pf_pgn_cut(var_pct, sizeof(var_pct) - 1, 1, PF_PGN_PGN) == 0 &&
-	    count_games(var_pct, sizeof(var_pct) - 1) == 2,
-	    "no cut after a tag that follows a variation with a '%%' in it");
-	CHECK(pf_pgn_cut(com_semi, sizeof(com_semi) - 1, 1, PF_PGN_PGN) == 0 &&
-	    count_games(com_semi, sizeof(com_semi) - 1) == 2 &&
-	    pf_pgn_cut(com_pct, sizeof(com_pct) - 1, 1, PF_PGN_PGN) == 0 &&
-	    count_games(com_pct, sizeof(com_pct) - 1) == 2,
-	    "no cut after a tag that follows a ';' or '%%' in a comment opened "
-	    "a line before");
-	CHECK(pf_pgn_cut(pct_line, sizeof(pct_line) - 1, 1, PF_PGN_PGN) == 0 &&
-	    count_games(pct_line, sizeof(pct_line) - 1) == 2,
-	    "no cut after a tag on a '%%' line inside a comment (no escape)");
+	for (k = 0; k < sizeof(tagged) / sizeof(tagged[0]); k++) {
+		size_t n = strlen(tagged[k].text);
+
+		CHECK(pf_pgn_cut(tagged[k].text, n, 1, PF_PGN_PGN) == 0 &&
+		    count_games(tagged[k].text, n) == 2,
+		    "no cut after a tag that follows %s", tagged[k].what);
+	}
 	CHECK(pf_pgn_cut(epd, sizeof(epd) - 1, 1, PF_PGN_EPD) ==
 	    (size_t)(strchr(epd, '\n') + 1 - epd), "EPD: after the last line");
 	CHECK(pf_pgn_sniff(epd, sizeof(epd) - 1, PF_PGN_AUTO, 0) == PF_PGN_EPD &&
