@@ -59,6 +59,8 @@ struct pf_input {
 	int member_warned;	/* libarchive warned while reading it */
 	int fail_pending;	/* an error found while prefetching: the
 				   next pf_input_fill returns it */
+	int sniffed;		/* the member's head was looked at
+				   (wide_text) */
 	off_t start_off;	/* offset of the input in a regular file */
 	uint64_t raw_read;	/* raw bytes handed to libarchive */
 	const char *last_blk;	/* the last raw block handed to */
@@ -960,7 +962,7 @@ pf_input_next_member(pf_input *in)
 	int r, failed = in->member_failed;
 
 	in->member_failed = in->member_warned = 0;
-	in->fail_pending = 0;
+	in->fail_pending = in->sniffed = 0;
 	if (in->done)
 		return 0;
 	if (!in->opened && !in->regular) {
@@ -1130,6 +1132,41 @@ pf_input_offset(const pf_input *in, const char *pos)
 	return in->consumed + (uint64_t)(pos - in->buf);
 }
 
+/*
+ * Text in UTF-16 or UTF-32 (as Windows editors save "Unicode"), told by
+ * its byte-order mark or, without one, by ASCII in every other unit: it
+ * would read as binary data or bad tags, game by game.  The n bytes at b
+ * are a member's first.  The encoding's name, or NULL.
+ */
+static const char *
+wide_text(const unsigned char *b, size_t n)
+{
+	size_t i, k;
+	int le = 1, be = 1;
+
+	if (n >= 4 && memcmp(b, "\xff\xfe\0\0", 4) == 0)
+		return "UTF-32LE";
+	if (n >= 4 && memcmp(b, "\0\0\xfe\xff", 4) == 0)
+		return "UTF-32BE";
+	if (n >= 2 && b[0] == 0xff && b[1] == 0xfe)
+		return "UTF-16LE";
+	if (n >= 2 && b[0] == 0xfe && b[1] == 0xff)
+		return "UTF-16BE";
+	/* no mark: printable ASCII or white space, each byte paired with a
+	   NUL, through the first 16 bytes (or all there are) */
+	if ((k = n < 16 ? n & ~(size_t)1 : 16) < 4)
+		return NULL;
+	for (i = 0; i < k; i += 2) {
+		int lo = (b[i] >= 0x20 && b[i] < 0x7f) || is_blank_ctl(
+		    (char)b[i]), hi = (b[i + 1] >= 0x20 && b[i + 1] < 0x7f) ||
+		    is_blank_ctl((char)b[i + 1]);
+
+		le &= lo && b[i + 1] == 0;
+		be &= b[i] == 0 && hi;
+	}
+	return le ? "UTF-16LE" : be ? "UTF-16BE" : NULL;
+}
+
 /* An error in pf_input_fill: the window is what was read before it. */
 static int
 fill_failed(pf_input *in, const char **pos, const char **end)
@@ -1277,6 +1314,24 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 		if (!in->regular && in->blk_len == 0 &&
 		    in->buf[in->len - 1] == '\n')
 			break;
+	}
+	if (!in->sniffed && (in->len >= 16 || in->member_eof ||
+	    in->consumed > 0)) {
+		const char *wide = NULL;
+
+		in->sniffed = 1;
+		if (in->consumed == 0)
+			wide = wide_text((const unsigned char *)in->buf,
+			    in->len);
+		if (wide != NULL) {
+			/* its bytes are no text: none is handed out, and an
+			   archive goes on to its next member */
+			snprintf(in->err, sizeof(in->err), "%s text, not "
+			    "UTF-8 (convert it: iconv -f %s -t UTF-8)", wide,
+			    wide);
+			in->len = 0;
+			return fill_failed(in, pos, end);
+		}
 	}
 	in->buf[in->len] = '\0';
 	*pos = in->buf;

@@ -17,7 +17,9 @@
  * parser sees and reports the NULs; a tar archive whose first header is
  * damaged is an error, not text; bytes after the end of compressed data
  * (other than zero padding) are an error; a damaged zip member is an
- * error for that member only; zstd and gzip text (not in an archive;
+ * error for that member only; a member in UTF-16 or UTF-32 (a byte-order
+ * mark, or ASCII paired with NULs) is an error for that member only,
+ * named, none of it handed out; zstd and gzip text (not in an archive;
  * from a file or a pipe) is decompressed here, not by libarchive, so that
  * every byte decoded before damage is handed out.
  *

@@ -423,6 +423,54 @@ pgn2pos: 5 games read, 4 kept (2 truncated), 1 skipped (1 bad text); 12 position
 	[ "$stderr" = "pgn2pos: 0 games read, 0 kept (0 truncated), 0 skipped; 0 positions written" ]
 }
 
+@test "UTF-16 and UTF-32 text: named with the command that converts it, the rest still read" {
+	printf '[Event "a"]\n\n1. e4 e5 *\n' > a.pgn
+	iconv -f UTF-8 -t UTF-16 a.pgn > bom.pgn	# a byte-order mark first
+	for enc in UTF-16LE UTF-16BE UTF-32LE UTF-32BE; do
+		iconv -f UTF-8 -t $enc a.pgn > $enc.pgn
+		{ printf '\357\273\277' | iconv -f UTF-8 -t $enc; cat $enc.pgn; } > $enc-bom.pgn
+	done
+	for f in bom UTF-16LE UTF-16BE UTF-16LE-bom UTF-16BE-bom UTF-32LE-bom UTF-32BE-bom; do
+		case $f in
+		bom) enc=$(od -An -tx1 -N2 bom.pgn | tr -d ' ' | sed 's/fffe/UTF-16LE/;s/feff/UTF-16BE/') ;;
+		*) enc=${f%-bom} ;;
+		esac
+		for j in 1 2; do
+			p2p -j $j a.pgn $f.pgn a.pgn
+			[ "$status" -eq 1 ] || fail "$f -j $j: $status"
+			[ "$stderr" = "pgn2pos: $f.pgn: read error before the first game: $enc text, not UTF-8 (convert it: iconv -f $enc -t UTF-8)
+pgn2pos: 2 games read, 2 kept (0 truncated), 0 skipped; 6 positions written" ] ||
+				fail "$f -j $j: $stderr"
+		done
+		# the command it names converts it
+		iconv -f $enc -t UTF-8 $f.pgn > conv.pgn
+		p2p conv.pgn
+		assert_success
+		[ "$(posdump -c out.pos)" = "3 out.pos" ]
+	done
+	# from a pipe, compressed, and as an archive member among others
+	iconv -f UTF-8 -t UTF-16LE a.pgn | zstd -q > w.pgn.zst
+	cp a.pgn b.pgn
+	tar cf w.tar a.pgn UTF-16LE.pgn b.pgn
+	zip -q w.zip a.pgn UTF-16BE.pgn b.pgn
+	run --separate-stderr bash -c 'pgn2pos < UTF-16LE.pgn > out.pos'
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "pgn2pos: stdin: read error before the first game: UTF-16LE text, not UTF-8"* ]] || fail "$stderr"
+	p2p w.pgn.zst
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "pgn2pos: w.pgn.zst: read error before the first game: UTF-16LE text"* ]] || fail "$stderr"
+	for f in w.tar w.zip; do
+		p2p -j 2 $f
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == *"$f: UTF-16"?"E.pgn: read error before the first game: UTF-16"* ]] || fail "$stderr"
+		[ "$(posdump -c out.pos)" = "6 out.pos" ]
+	done
+	# text whose first bytes only look so is read as ever
+	printf '[Event "\303\251"]\n\n1. e4 *\n' > utf8.pgn
+	p2p utf8.pgn
+	assert_success
+}
+
 @test "truncated compressed file: exit 1, the damage named, earlier games written" {
 	for i in 1 2 3 4 5 6 7 8 9 10; do cat "$L100K"; done > ten.pgn
 	gzip -c ten.pgn > ten.gz
