@@ -787,6 +787,20 @@ release_held(struct run *R, struct worker *E)
 }
 
 /*
+ * The position as an engine gets it (the FEN), less the full-move number
+ * (Stockfish reads it only to manage a game clock): the cache key's board.  The half-move clock is
+ * in it: Stockfish scales its evaluation by the clock and scores a draw
+ * where it reaches 100, so twins with other clocks are other searches.
+ */
+static uint64_t
+engine_hash(const pf_board *b)
+{
+	uint8_t p[PF_PACKED_SIZE];
+
+	pf_board_pack(b, p);
+	return XXH64(p, 26, 0);	/* through the rule50 byte */
+}
+/*
  * Take a record into the window and settle it at once when no engine is
  * needed.  Records are admitted in input order, so the first occurrence of
  * a position is the one searched, in its own run: a later duplicate in the
@@ -851,7 +865,7 @@ admit(struct run *R, const pf_record *rec)
 		R->terminal++;
 		return;
 	}
-	s->key = pf_evalcache_key(pf_board_hash(&s->board),
+	s->key = pf_evalcache_key(engine_hash(&s->board),
 	    (uint8_t)R->o->limit_kind, R->o->limit, multipv_code(R->o),
 	    (uint8_t)R->o->keep_depths, R->setup);
 	if (R->o->reproducible)

@@ -460,6 +460,21 @@ final_tables() {
 	# the entry that survived is the same evaluation; the lost one is redone
 	[ "$(scores third.pos | head -n 1)" = "$(scores first.pos | head -n 1)" ]
 	[ "$(scores third.pos | wc -l)" -eq 2 ]
+	# a twin is the FEN less its full-move number: another half-move
+	# clock is another search (Stockfish scales its score by the clock,
+	# and a clock at 100 is a draw)
+	K='8/8/4k3/8/8/3K4/3Q4/8 w - -'
+	fens "$K 0 60" "$K 0 9" "$K 95 60" "$K 0 70" "$K 95 61" > k.pos
+	run uci-eval -d 8 -j 1 k.pos -o k.out
+	assert_success
+	assert_output --partial "5 records: 2 searched, 3 cache hits"
+	run scores k.out
+	[ "${lines[0]}" = "${lines[1]}" ] && [ "${lines[0]}" = "${lines[3]}" ]
+	[ "${lines[2]}" = "${lines[4]}" ] && [ "${lines[2]}" != "${lines[0]}" ]
+	read -r u a _ <<< "${lines[0]}"
+	read -r v b _ <<< "${lines[2]}"
+	[ "$u $v" = "cp cp" ] && [ "$a" -gt 300 ] && [ "$b" -lt 50 ] ||
+		fail "${lines[*]}"
 	# another limit misses
 	run uci-eval -d 4 -j 1 --cache c.db a.pos -o other.pos
 	assert_output --partial "2 searched, 0 cache hits"
