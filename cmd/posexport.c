@@ -26,7 +26,7 @@ struct opts {
 	pf_filter_opts out;	/* -o, -f (no -z: the formats are not
 				   posflow streams) */
 	const char *eval;
-	int require;
+	int require, best_move;
 	/* npy */
 	unsigned blocks;	/* PF_FEAT_* of features */
 	int perspective, opposite, policy_width, pqr, planes, value_method;
@@ -39,12 +39,13 @@ struct run {
 };
 
 static const char synopsis[] =
-    "usage: posexport [-fhV] -F format [--eval selector] [--require] "
-    "[-o file | dir]\n"
-    "                 [--features list] [--opposite] [--perspective stm | "
-    "white]\n"
-    "                 [--planes] [--policy-width k] [--pqr] [--value "
-    "method] [file ...]\n";
+    "usage: posexport [-fhV] -F format [--eval selector] [--move played | "
+    "best]\n"
+    "                 [--require] [-o file | dir] [--features list] "
+    "[--opposite]\n"
+    "                 [--perspective stm | white] [--planes] "
+    "[--policy-width k]\n"
+    "                 [--pqr] [--value method] [file ...]\n";
 
 static void
 usage(void)
@@ -79,7 +80,7 @@ put(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 		break;
 	case PF_EXPORT_NO_MOVE:
 		R->no_move++;
-		what = "no move";
+		what = R->o->best_move ? "no best move" : "no move";
 		break;
 	case PF_EXPORT_NO_POLICY:
 		R->no_policy++;
@@ -128,7 +129,7 @@ static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_EVAL = 256, O_REQUIRE, O_FEATURES, O_PERSP, O_OPP, O_POLW,
-		O_PQR, O_PLANES, O_VALUE };
+		O_PQR, O_PLANES, O_VALUE, O_MOVE };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'F' },
 		{ "eval", required_argument, NULL, O_EVAL },
@@ -140,6 +141,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "pqr", no_argument, NULL, O_PQR },
 		{ "planes", no_argument, NULL, O_PLANES },
 		{ "value", required_argument, NULL, O_VALUE },
+		{ "move", required_argument, NULL, O_MOVE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -167,6 +169,16 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_REQUIRE:
 			o->require = 1;
+			break;
+		case O_MOVE:
+			if (strcmp(optarg, "best") == 0)
+				o->best_move = 1;
+			else if (strcmp(optarg, "played") == 0)
+				o->best_move = 0;
+			else {
+				errstr = "played or best";
+				what = "--move";
+			}
 			break;
 		case O_FEATURES:
 			if ((o->blocks = feature_blocks(optarg)) == 0) {
@@ -259,6 +271,12 @@ main(int argc, char **argv)
 		usage();
 		return PF_EXIT_USAGE;
 	}
+	if (o.best_move && !pf_export_best_move(o.format)) {
+		pf_warnx("--move best: -F %s holds no move to replace (binpack, "
+		    "plain and bin do)", o.format);
+		usage();
+		return PF_EXIT_USAGE;
+	}
 	if (pf_evalsel_parse(o.eval ? o.eval : "deepest", &sel, err,
 	    sizeof(err)) == -1) {
 		pf_warnx("--eval: %s: %s", o.eval, err);
@@ -272,6 +290,7 @@ main(int argc, char **argv)
 	memset(&xo, 0, sizeof(xo));
 	xo.eval = o.eval;
 	xo.value_method = o.value_method;
+	xo.best_move = o.best_move;
 	xo.features = o.blocks;
 	xo.perspective = o.perspective;
 	xo.opposite = o.opposite;
@@ -304,10 +323,10 @@ main(int argc, char **argv)
 			    "cannot hold", R.unfit);
 		pf_warnx("%" PRIu64 " records: %" PRIu64 " written (%s%s); "
 		    "skipped: %" PRIu64 " without an evaluation, %" PRIu64
-		    " without a move, %" PRIu64 " without a policy, %" PRIu64
-		    " invalid%s", R.records, pf_export_written(R.x), o.format,
-		    drawn, R.no_eval, R.no_move, R.no_policy, R.invalid,
-		    unfit);
+		    " without a%s move, %" PRIu64 " without a policy, %"
+		    PRIu64 " invalid%s", R.records, pf_export_written(R.x),
+		    o.format, drawn, R.no_eval, R.no_move, o.best_move ?
+		    " best" : "", R.no_policy, R.invalid, unfit);
 	}
 	pf_export_free(R.x);
 	return pf_filter_close(&f);

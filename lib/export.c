@@ -127,15 +127,23 @@ out_put(pf_export *x, const void *p, size_t n)
 	return 0;
 }
 
-/* A record as an entry: 1, or 0 with *why. */
+/* The move binpack, plain and bin hold (PF_SFMOVE_*). */
 static int
-entry(pf_export *x, const pf_record *rec, int need_move, pf_sfentry *e,
+sfmove(const pf_export *x)
+{
+	return x->o.best_move ? PF_SFMOVE_BEST : PF_SFMOVE_PLAYED;
+}
+
+/* A record as an entry, its move move_from (PF_SFMOVE_*): 1, or 0 with
+   *why. */
+static int
+entry(pf_export *x, const pf_record *rec, int move_from, pf_sfentry *e,
     int *why)
 {
 	const char *reason = NULL;
 	int rc;
 
-	rc = pf_sfentry_from_record(rec, &x->sel, need_move, &x->chain, e,
+	rc = pf_sfentry_from_record(rec, &x->sel, move_from, &x->chain, e,
 	    &reason);
 	if (rc == 1) {
 		if (rec->result == PF_RESULT_UNKNOWN)
@@ -183,7 +191,7 @@ binpack_put(pf_export *x, const pf_record *rec, int *why)
 {
 	pf_sfentry e;
 
-	if (!entry(x, rec, 1, &e, why))
+	if (!entry(x, rec, sfmove(x), &e, why))
 		return 0;
 	if (pf_binpack_write(x->bp, &e) == -1) {
 		uint8_t stem[PF_BINPACK_STEM_SIZE];
@@ -217,7 +225,7 @@ plain_put(pf_export *x, const pf_record *rec, int *why)
 	pf_sfentry e;
 	char text[PF_PLAIN_MAX];
 
-	if (!entry(x, rec, 1, &e, why))
+	if (!entry(x, rec, sfmove(x), &e, why))
 		return 0;
 	return out_put(x, text, pf_plain_encode(&e, text)) == -1 ? -1 : 1;
 }
@@ -228,7 +236,7 @@ bin_put(pf_export *x, const pf_record *rec, int *why)
 	pf_sfentry e;
 	uint8_t out[PF_BIN_SIZE];
 
-	if (!entry(x, rec, 1, &e, why))
+	if (!entry(x, rec, sfmove(x), &e, why))
 		return 0;
 	/* entry() has checked the board and move: what is refused here is
 	   what the format cannot hold */
@@ -245,7 +253,7 @@ marlin_put(pf_export *x, const pf_record *rec, int *why)
 	pf_sfentry e;
 	uint8_t out[PF_MARLIN_SIZE];
 
-	if (!entry(x, rec, 0, &e, why))
+	if (!entry(x, rec, PF_SFMOVE_ANY, &e, why))
 		return 0;
 	if (strcmp(x->fmt->name, "bulletformat") == 0)
 		pf_bullet_encode(&e, out);
@@ -279,7 +287,7 @@ viri_put(pf_export *x, const pf_record *rec, int *why)
 {
 	pf_sfentry e;
 
-	if (!entry(x, rec, 1, &e, why))
+	if (!entry(x, rec, PF_SFMOVE_PLAYED, &e, why))
 		return 0;
 	if (!pf_viri_writer_follows(x->viri, &e) && viri_end(x) == -1)
 		return -1;
@@ -498,7 +506,7 @@ lc0_put(pf_export *x, const pf_record *rec, int *why)
 	int nm, i, k, black, have_val = 0, have_eval, idx;
 	float q, d, best;
 
-	if (!entry(x, rec, 1, &e, why))
+	if (!entry(x, rec, PF_SFMOVE_PLAYED, &e, why))
 		return 0;
 	have_eval = pf_evalsel_find(&x->sel, rec, &ev) == 1;
 	pf_ext_iter_init(&it, rec);
@@ -620,6 +628,13 @@ pf_export_suffix(const char *format)
 	return f == NULL ? NULL : f->suffix;
 }
 
+int
+pf_export_best_move(const char *format)
+{
+	return strcmp(format, "binpack") == 0 || strcmp(format, "plain") == 0 ||
+	    strcmp(format, "bin") == 0;
+}
+
 pf_export *
 pf_export_open(const char *format, int fd, const char *dir, const char *name,
     const pf_export_opts *o, char *err, size_t errlen)
@@ -641,6 +656,12 @@ pf_export_open(const char *format, int fd, const char *dir, const char *name,
 	x->fmt = f;
 	x->o = *o;
 	x->fd = fd;
+	if (o->best_move && !pf_export_best_move(format)) {
+		snprintf(err, errlen, "%s holds no best move in place of the "
+		    "move played (binpack, plain and bin do)", format);
+		pf_export_free(x);
+		return NULL;
+	}
 	if (pf_evalsel_parse(o->eval ? o->eval : "deepest", &x->sel, err,
 	    errlen) == -1) {
 		pf_export_free(x);

@@ -22,7 +22,8 @@
 /* Why a record was skipped. */
 enum {
 	PF_EXPORT_NO_EVAL = 1,	/* no evaluation (of the selector's) */
-	PF_EXPORT_NO_MOVE,	/* no move played */
+	PF_EXPORT_NO_MOVE,	/* no move played (best_move: no best
+				   move) */
 	PF_EXPORT_NO_POLICY,	/* no policy target (lc0) */
 	PF_EXPORT_INVALID,	/* an invalid position, move or extension */
 	PF_EXPORT_UNFIT		/* a valid position the format cannot hold
@@ -34,6 +35,8 @@ enum {
 typedef struct pf_export_opts {
 	const char *eval;	/* the score's selector, NULL: deepest */
 	int value_method;	/* npy, lc0: PF_VALUE_*, 0: the last */
+	int best_move;		/* binpack, plain, bin: the evaluation's
+				   best move in place of the move played */
 	/* npy */
 	unsigned features;	/* PF_FEAT_* (loader.h), 0: ALL */
 	int perspective, opposite, policy_width, pqr, planes;
@@ -45,6 +48,9 @@ typedef struct pf_export pf_export;
 extern const char *const pf_export_formats[];
 /* 1 when format writes a directory, 0 a stream, -1 not a format. */
 int		 pf_export_directory(const char *format);
+/* 1 when format holds a move that may be the best move in place of the
+   move played (binpack, plain, bin: pf_export_opts.best_move), else 0. */
+int		 pf_export_best_move(const char *format);
 /* A file name suffix for a stream format (".binpack", ...). */
 const char	*pf_export_suffix(const char *format);
 /*

@@ -48,7 +48,7 @@ pf_sf_unscore(int16_t s, uint8_t *kind, int32_t *score)
 
 int
 pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
-    int need_move, pf_boardchain *chain, pf_sfentry *e, const char **why)
+    int move_from, pf_boardchain *chain, pf_sfentry *e, const char **why)
 {
 	pf_evalsel_pick pick;
 	pf_ext_iter it;
@@ -78,7 +78,9 @@ pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
 		*why = "no evaluation";
 		return 0;
 	}
-	if (need_move && rec->move == PF_MOVE_NONE) {
+	(void)pf_eval_decode_head(&pick.x, &v);
+	e->move = move_from == PF_SFMOVE_BEST ? v.best : rec->move;
+	if (move_from != PF_SFMOVE_ANY && e->move == PF_MOVE_NONE) {
 		*why = "no move";
 		return 0;
 	}
@@ -86,12 +88,12 @@ pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
 		*why = "invalid position";
 		return 0;
 	}
-	if (rec->move != PF_MOVE_NONE && !pf_is_legal(&e->board, rec->move)) {
-		*why = "the move played is not legal";
+	if (e->move != PF_MOVE_NONE && !pf_is_legal(&e->board, e->move)) {
+		*why = move_from == PF_SFMOVE_BEST ?
+		    "the best move is not legal" :
+		    "the move played is not legal";
 		return 0;
 	}
-	(void)pf_eval_decode_head(&pick.x, &v);
-	e->move = rec->move;
 	e->score = pf_sf_score(v.score_kind, v.score);
 	e->ply = rec->ply;
 	black = e->board.stm == PF_BLACK;

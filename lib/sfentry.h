@@ -46,16 +46,25 @@ struct pf_evalsel;
 struct pf_extbuf;
 struct pf_boardchain;
 
+/* An entry's move (pf_sfentry_from_record): */
+enum {
+	PF_SFMOVE_ANY,		/* the move played, or none */
+	PF_SFMOVE_PLAYED,	/* the move played: a record needs one */
+	PF_SFMOVE_BEST		/* the chosen evaluation's best move */
+};
+
 /*
- * A record as an entry: the score of the evaluation sel chooses.  1 done,
- * 0 the record cannot be one (*why says: "no evaluation", "no move" when
- * need_move, "invalid position", "the move played is not legal"), -1 a
- * malformed extension area.  With a chain (boardchain.h) the board comes
+ * A record as an entry: the score of the evaluation sel chooses, the move
+ * move_from (PF_SFMOVE_*) says.  1 done, 0 the record cannot be one (*why
+ * says: "no evaluation", "no move" (with PF_SFMOVE_PLAYED none played,
+ * with PF_SFMOVE_BEST the evaluation has no best move), "invalid
+ * position", "the move played is not legal", "the best move is not
+ * legal"), -1 a malformed extension area.  With a chain (boardchain.h) the board comes
  * from the previous record's where it can; every record of the input
  * must then pass through here.
  */
 int	pf_sfentry_from_record(const struct pf_record *rec,
-	    const struct pf_evalsel *sel, int need_move,
+	    const struct pf_evalsel *sel, int move_from,
 	    struct pf_boardchain *chain, pf_sfentry *e, const char **why);
 /*
  * An entry as a record of game game_id (e->move legal or PF_MOVE_NONE, as

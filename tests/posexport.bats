@@ -158,6 +158,51 @@ e"
 	posexport -F plain --eval depth:3 two.pos 2>/dev/null | grep -x 'score 62'
 }
 
+@test "--move best: the evaluation's best move in place of the move played (binpack, plain, bin), positions of no game too" {
+	d="$BATS_FILE_TMPDIR"
+	# board, ply and the best move of the evaluation --eval chooses
+	key() { posdump --json --fields fen,ply,move,eval "$@" |
+		jq -r '[(.fen | split(" ")[0:4] | join(" ")), .ply, ([.exts[] | select(.type == "eval")][-1].best)] | @tsv'; }
+	key "$d/rich.pos" | awk -F'\t' '$3 != "-"' > want.tsv
+	n=$(wc -l < want.tsv)
+	# the games' last positions have no move played but a best move
+	[ "$n" -gt 2770 ]
+	for F in binpack plain bin; do
+		run posexport -F $F --move best "$d/rich.pos" -o "x.$F"
+		assert_success
+		assert_output "posexport: 2817 records: $n written ($F; 0 of unknown result as draws); skipped: 0 without an evaluation, $((2817 - n)) without a best move, 0 without a policy, 0 invalid"
+		posimport -F $F "x.$F" 2>/dev/null |
+			posdump --json --fields fen,ply,move | jq -r '[(.fen | split(" ")[0:4] | join(" ")), .ply, .move] | @tsv' > got.tsv
+		cmp want.tsv got.tsv || fail "$F: $(diff want.tsv got.tsv | head -4)"
+	done
+	# the move played is another file, of as many entries as moves
+	posexport -F plain "$d/rich.pos" -o p.plain 2>/dev/null
+	! cmp -s p.plain x.plain
+	# EPD positions, evaluated: no move played, written with their best
+	# move; a checkmate has none
+	printf '%s\n' 'r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3' \
+	    '6k1/5ppp/8/8/8/8/8/K3R3 w - - 0 1' '4R1k1/5ppp/8/8/8/8/8/K7 b - - 1 1' > e.epd
+	pgn2pos --epd e.epd 2>/dev/null | uci-eval -e "$(stockfish_path)" -d 4 2>/dev/null > e.pos
+	run posexport -F plain e.pos -o e.plain
+	assert_output --partial "0 written"
+	run posexport -F plain --move best --require e.pos -o e.plain
+	assert_failure 1
+	assert_line "posexport: e.pos: record 3: no best move: -F plain cannot hold it"
+	assert_line "posexport: 3 records: 2 written (plain; 2 of unknown result as draws); skipped: 0 without an evaluation, 1 without a best move, 0 without a policy, 0 invalid"
+	grep -x 'move e1e8' e.plain
+	# formats that hold no move to replace refuse it
+	for F in marlinformat bulletformat viriformat; do
+		run --separate-stderr posexport -F $F --move best e.pos -o y
+		assert_failure 2
+		[[ "$stderr" == "posexport: --move best: -F $F holds no move to replace"* ]] || fail "$stderr"
+	done
+	run --separate-stderr posexport -F lc0 --move best e.pos -o y
+	assert_failure 2
+	run --separate-stderr posexport -F plain --move worst e.pos
+	assert_failure 2
+	[[ "$stderr" == "posexport: --move worst: played or best"* ]]
+}
+
 @test "binpack on game-ordered data: as small as nnue-pytorch's writer (the bundled sample's bytes per position)" {
 	posimport -F binpack "$TESTDATA/binpack/lichess_sample.binpack" -o s.pos 2>/dev/null
 	posexport -F binpack s.pos -o s.binpack 2>/dev/null
