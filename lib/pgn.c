@@ -1403,14 +1403,51 @@ looks_like_fen(const char *s, size_t n)
 	return slashes == 7;
 }
 
+/*
+ * The clocks of an EPD line of four fields from its opcodes hmvc and fmvn
+ * (NULL: absent): the FEN read again with them, so that a bad value is a
+ * bad FEN.  0, or -1 with the game skipped.
+ */
+static int
+epd_clocks(pf_pgn_game *g, const char *fen4, const char *clk[2],
+    const size_t clkl[2])
+{
+	static const char *const name[2] = { "hmvc", "fmvn" };
+	char fen[160], err[128];
+	int i, n = snprintf(fen, sizeof(fen), "%s", fen4);
+	size_t k;
+
+	for (i = 0; i < 2; i++) {
+		for (k = 0; clk[i] != NULL && k < clkl[i] && clk[i][k] >= '0' &&
+		    clk[i][k] <= '9'; k++)
+			;
+		if (clk[i] != NULL && (k == 0 || k < clkl[i] || k > 9)) {
+			snprintf(err, sizeof(err), "bad %s '%.*s'", name[i],
+			    (int)(clkl[i] < 40 ? clkl[i] : 40), clk[i]);
+			goto bad;
+		}
+		n += snprintf(fen + n, sizeof(fen) - (size_t)n, " %.*s",
+		    clk[i] != NULL ? (int)clkl[i] : 1,
+		    clk[i] != NULL ? clk[i] : (i == 0 ? "0" : "1"));
+	}
+	if (pf_board_from_fen(&g->start, fen, err, sizeof(err)) < 0) {
+bad:
+		problem(g, PF_PGNP_FEN, fen, strlen(fen));
+		snprintf(g->detail, sizeof(g->detail), "%s", err);
+		g->skip = 1;
+		return -1;
+	}
+	return 0;
+}
+
 /* One EPD line in [s, e) (no newline). */
 static void
 parse_epd(pf_pgn *p, const char *s, const char *e)
 {
 	pf_pgn_game *g = &p->g;
 	char fen[128], err[128];
-	const char *f[6], *c;
-	size_t fl[6];
+	const char *f[6], *c, *clk[2] = { NULL, NULL };
+	size_t fl[6], clkl[2] = { 0, 0 };
 	int nf = 0, i, ce_bad = 0;
 	size_t o = 0;
 
@@ -1488,7 +1525,8 @@ parse_epd(pf_pgn *p, const char *s, const char *e)
 		return;
 	}
 	/* Opcodes: "ce N" (centipawns, side to move), "acd N" (depth),
-	   c9 "result"; every other opcode is ignored. */
+	   c9 "result", "hmvc N" and "fmvn N" (the clocks of a line with
+	   none); every other opcode is ignored. */
 	while (s < e) {
 		const char *op, *arg;
 		size_t ol, al;
@@ -1554,8 +1592,17 @@ parse_epd(pf_pgn *p, const char *s, const char *e)
 			while (al > 0 && is_space((unsigned char)arg[al - 1]))
 				al--;
 			g->result_tag = parse_result(arg, al);
+		} else if (ol == 4 && (memcmp(op, "hmvc", 4) == 0 ||
+		    memcmp(op, "fmvn", 4) == 0)) {
+			while (al > 0 && is_space((unsigned char)arg[al - 1]))
+				al--;
+			clk[op[0] == 'f'] = arg;
+			clkl[op[0] == 'f'] = al;
 		}
 	}
+	if (nf == 4 && (clk[0] != NULL || clk[1] != NULL) &&
+	    epd_clocks(g, fen, clk, clkl) < 0)
+		return;
 	if (ce_bad) {	/* an evaluation out of range: none */
 		g->eval_kind[0] = PF_PGN_EVAL_NONE;
 		g->eval[0] = 0;

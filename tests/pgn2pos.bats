@@ -264,6 +264,25 @@ pgn2pos: 1 games read, 1 kept (1 truncated), 0 skipped; 65536 positions written"
 	[ "${stderr%%$'\n'*}" = 'pgn2pos: bad.epd: line 1: invalid FEN "8/8/8/8/8/8/8/8 w - -": no white king; line skipped' ] || fail "$stderr"
 }
 
+@test "EPD: the clock opcodes hmvc and fmvn give a line of four fields its clocks" {
+	K='4k3/8/8/8/8/8/8/4K2R w K -'
+	printf '%s\n' "$K hmvc 50; fmvn 30;" "$K bm Rh8+; id \"x\"; hmvc 7;" \
+	    "$K fmvn 12; ce 30;" "$K 3 9 hmvc 50; fmvn 30;" "$K hmvc x;" \
+	    "$K hmvc 5 fmvn 3;" "$K hmvc 70000;" "$K hmvc \"12\";" > clk.epd
+	p2p clk.epd
+	assert_success
+	run posdump --fields fen,eval out.pos
+	assert_output "$K 50 30
+$K 7 1
+$K 0 12 | eval{src=pgn limit=none score=cp:30 depth=0 seldepth=0 nodes=0 time=0 multipv=1 best=- pv=- engine=\"\"}
+$K 3 9
+$K 12 1"
+	[ "$stderr" = "pgn2pos: clk.epd: line 5: invalid FEN \"$K\": bad hmvc 'x'; line skipped
+pgn2pos: clk.epd: line 6: invalid FEN \"$K\": bad hmvc '5 fmvn 3'; line skipped
+pgn2pos: clk.epd: line 7: invalid FEN \"$K 70000 1\": bad half-move clock '70000'; line skipped
+pgn2pos: 8 games read, 5 kept (0 truncated), 3 skipped (3 invalid FEN); 5 positions written" ] || fail "$stderr"
+}
+
 @test "--skip-plies and --max-plies" {
 	pgn2pos -q --skip-plies 10 --max-plies 20 "$L10K" > out.pos
 	run posdump --fields ply out.pos
