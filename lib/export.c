@@ -364,6 +364,7 @@ npy_open(pf_export *x)
 	    npy_add(x, "result", (void **)&b->result, "<f4", 4, 0, NULL) ==
 	    -1 ||
 	    npy_add(x, "move", (void **)&b->move, "<i4", 4, 0, NULL) == -1 ||
+	    npy_add(x, "best", (void **)&b->best, "<i4", 4, 0, NULL) == -1 ||
 	    npy_add(x, "ply", (void **)&b->ply, "<i4", 4, 0, NULL) == -1 ||
 	    npy_add(x, "game_id", (void **)&b->game_id, "<u8", 8, 0,
 	    NULL) == -1)

@@ -333,7 +333,7 @@ pf_loader_row(pf_loader *l, pf_batch *b, size_t i, const pf_record *rec)
 		}
 		switch (x.type) {
 		case PF_EXT_EVAL:
-			if (b->score == NULL)
+			if (b->score == NULL && b->best == NULL)
 				break;
 			if (pf_eval_decode_head(&x, &v) == -1)
 				what = "malformed evaluation";
@@ -370,14 +370,19 @@ pf_loader_row(pf_loader *l, pf_batch *b, size_t i, const pf_record *rec)
 			break;
 		}
 	}
-	if (what == NULL && b->score != NULL) {
-		b->score[i] = NAN;
-		if (pick.found) {
-			if (pf_eval_decode_head(&pick.x, &v) == -1)
-				what = "malformed evaluation";
-			else
+	if (what == NULL && (b->score != NULL || b->best != NULL)) {
+		if (b->score != NULL)
+			b->score[i] = NAN;
+		if (b->best != NULL)
+			b->best[i] = -1;
+		if (pick.found && pf_eval_decode_head(&pick.x, &v) == -1)
+			what = "malformed evaluation";
+		else if (pick.found) {
+			if (b->score != NULL)
 				b->score[i] = (float)pf_score_cp(v.score_kind,
 				    v.score);
+			if (b->best != NULL && v.best != PF_MOVE_NONE)
+				b->best[i] = pf_lc0_index(v.best, black);
 		}
 	}
 	if (b->value != NULL)

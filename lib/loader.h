@@ -6,7 +6,7 @@
  * order and fills caller-owned arrays, a batch at a time, with what a
  * trainer needs: sparse feature indices, the value target, the engine
  * score, the game result, the policy as sparse (index, probability) pairs,
- * the played move and the PQR positions.  The arrays are plain C arrays
+ * the played move, the engine's best move and the PQR positions.  The arrays are plain C arrays
  * (NumPy's, from Python): nothing here allocates per record.
  *
  * Feature indices (seed 002, section 7; METHODS.md section 7).  Every
@@ -86,6 +86,8 @@ typedef struct pf_batch {
 				   move attacks, 13 those the other attacks;
 				   index 8 * rank + file; 0 / 1 */
 	int32_t *move;		/* [n]: the played move's index, -1 if none */
+	int32_t *best;		/* [n]: the best move of the evaluation
+				   score's selector chooses, -1 if none */
 	int32_t *ply;		/* [n] */
 	uint64_t *game_id;	/* [n] */
 } pf_batch;

@@ -45,7 +45,7 @@ print(len(got))"
 @test "batches(): features (ALL, H, V, D1, D2, both perspectives), planes, value, score, result, policy, move, PQR equal the records" {
 	run "$PY" "$CHECK" batches "$BATS_FILE_TMPDIR/rich.pos"
 	assert_success
-	assert_line --regexp '^batches: 2817 rows equal the records \(move [0-9]+, policy [0-9]+, pqr [0-9]+, score [0-9]+, value [0-9]+\)$'
+	assert_line --regexp '^batches: 2817 rows equal the records \(best [0-9]+, move [0-9]+, policy [0-9]+, pqr [0-9]+, score [0-9]+, value [0-9]+\)$'
 	assert_line "batches: white perspective ok"
 }
 
@@ -74,7 +74,7 @@ print(posflow.feature_count('ALL'), posflow.feature_count('ALL+H+V+D1+D2'))
 "
 	assert_success
 	assert_output "[1000, 1000, 817]
-['features', 'game_id', 'move', 'ply', 'result', 'score', 'value']
+['best', 'features', 'game_id', 'move', 'ply', 'result', 'score', 'value']
 int32 32 float32 float32 float32 int32 uint64
 [1000, 1000]
 True 2817 True

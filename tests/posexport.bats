@@ -24,7 +24,8 @@ setup_file() {
 	assert_success
 	assert_output "posexport: 2817 records: 2817 written (npy); skipped: 0 without an evaluation, 0 without a move, 0 without a policy, 0 invalid"
 	run ls arr
-	assert_output "features.npy
+	assert_output "best.npy
+features.npy
 features_opp.npy
 features_q.npy
 features_r.npy
@@ -50,7 +51,8 @@ for k in sorted(bs[0]):
     print(k, got.dtype, got.shape)
 "
 	assert_success
-	assert_output "features int32 (2817, 64)
+	assert_output "best int32 (2817,)
+features int32 (2817, 64)
 features_opp int32 (2817, 64)
 features_q int32 (2817, 64)
 features_r int32 (2817, 64)

@@ -86,7 +86,8 @@ class _Opts(ctypes.Structure):
 _P = ctypes.c_void_p
 _BATCH_FIELDS = ["features", "features_opp", "features_q", "features_r",
                  "has_pqr", "value", "score", "result", "policy_index",
-                 "policy_prob", "planes", "move", "ply", "game_id"]
+                 "policy_prob", "planes", "move", "best", "ply",
+                 "game_id"]
 
 
 class _Batch(ctypes.Structure):
@@ -246,7 +247,8 @@ def batches(paths, batch_size=1024, split=None, features="ALL",
     Always: features (int32 [n, 32 * blocks], -1 padded), value, score
     (centipawns, side to move), result (1 / 0.5 / 0 for the side to move)
     as float32 [n] with NaN where the record has none, move (int32 played
-    move's policy index, -1), ply (int32), game_id (uint64).
+    move's policy index, -1), best (int32: the best move of the evaluation
+    eval chooses, -1), ply (int32), game_id (uint64).
     opposite=True adds features_opp (the other side's view);
     policy=True adds policy_index (int32 [n, policy_width], -1 padded) and
     policy_prob (float32, 0 padded); pqr=True adds features_q, features_r
@@ -274,6 +276,7 @@ def batches(paths, batch_size=1024, split=None, features="ALL",
                 "score": np.empty(batch_size, np.float32),
                 "result": np.empty(batch_size, np.float32),
                 "move": np.empty(batch_size, np.int32),
+                "best": np.empty(batch_size, np.int32),
                 "ply": np.empty(batch_size, np.int32),
                 "game_id": np.empty(batch_size, np.uint64),
             }

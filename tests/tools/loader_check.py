@@ -182,12 +182,17 @@ def check_json(jsonl, paths):
     print("records: %d records equal posdump --json" % len(got))
 
 
-def deepest_cp(exts):
+def deepest_eval(exts):
     best = None
     for x in exts:
         if x["type"] == "eval" and x["source"] in ("engine", "terminal"):
             if best is None or x.get("depth", 0) >= best.get("depth", 0):
                 best = x
+    return best
+
+
+def deepest_cp(exts):
+    best = deepest_eval(exts)
     return None if best is None else best["cp"]
 
 
@@ -204,7 +209,7 @@ def check_batches(paths):
     n = len(recs)
     if len(b["features"]) != n:
         fail("batches: %d rows, %d records" % (len(b["features"]), n))
-    checked = dict(value=0, score=0, policy=0, pqr=0, move=0)
+    checked = dict(value=0, score=0, policy=0, pqr=0, move=0, best=0)
     if b["planes"].shape[1:] != (14, 8, 8) or b["planes"].dtype != np.uint8:
         fail("planes: %s %s" % (b["planes"].dtype, b["planes"].shape))
     for i, r in enumerate(recs):
@@ -265,6 +270,13 @@ def check_batches(paths):
             fail("record %d: move %d, want %d (%s)" % (i + 1, b["move"][i],
                                                       wm, mv))
         checked["move"] += mv != "-"
+        ev = deepest_eval(exts)
+        bm = "-" if ev is None else ev["best"]
+        wb = -1 if bm == "-" else lc0_index(bm, black, ck)
+        if b["best"][i] != wb:
+            fail("record %d: best %d, want %d (%s)" % (i + 1, b["best"][i],
+                                                      wb, bm))
+        checked["best"] += bm != "-"
         if b["ply"][i] != r["ply"] or "%016x" % b["game_id"][i] != r["game"]:
             fail("record %d: ply or game id differ" % (i + 1))
         pq = [x for x in exts if x["type"] == "pqr"]
