@@ -171,11 +171,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->require = 1;
 			break;
 		case O_MOVE:
-			if (strcmp(optarg, "best") == 0)
-				o->best_move = 1;
-			else if (strcmp(optarg, "played") == 0)
-				o->best_move = 0;
-			else {
+			if ((o->best_move = pf_export_move_word(optarg)) < 0) {
 				errstr = "played or best";
 				what = "--move";
 			}

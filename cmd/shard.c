@@ -53,6 +53,7 @@
 
 #include "posflow.h"
 #include "show.h"
+#include "evalsel.h"
 #include "export.h"
 #include "target.h"
 
@@ -78,6 +79,8 @@ struct opts {
 	int dedup;		/* DEDUP_* */
 	int across, progress, force;
 	const char *format;	/* NULL: posflow, else an export format */
+	const char *eval;	/* --format: the score's evaluation */
+	int best_move;		/* --format: --move best */
 	int nsplits;
 	char *split_name[MAX_SPLITS];
 	double split_frac[MAX_SPLITS];
@@ -191,10 +194,10 @@ struct run {
 static const char synopsis[] =
     "usage: shard [-fhV] [--dedup [first | merge]] [--dedup-across] "
     "[--format format]\n"
-    "             [--memory size] [--progress] [--records-per-shard k | "
-    "--shards n]\n"
-    "             [--seed n] [--split name=fraction,...] -o dir "
-    "[file ...]\n"
+    "             [--eval selector] [--move played | best] [--memory size] "
+    "[--progress]\n"
+    "             [--records-per-shard k | --shards n] [--seed n]\n"
+    "             [--split name=fraction,...] -o dir [file ...]\n"
     "       shard --verify dir\n";
 
 static void
@@ -244,7 +247,7 @@ static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_SHARDS = 256, O_PER, O_SPLIT, O_DEDUP, O_ACROSS, O_MEM,
-	    O_SEED, O_VERIFY, O_PROGRESS, O_FORMAT };
+	    O_SEED, O_VERIFY, O_PROGRESS, O_FORMAT, O_EVAL, O_MOVE };
 	static const struct option longopts[] = {
 		{ "shards", required_argument, NULL, O_SHARDS },
 		{ "records-per-shard", required_argument, NULL, O_PER },
@@ -256,6 +259,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "verify", required_argument, NULL, O_VERIFY },
 		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "format", required_argument, NULL, O_FORMAT },
+		{ "eval", required_argument, NULL, O_EVAL },
+		{ "move", required_argument, NULL, O_MOVE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -332,6 +337,15 @@ parse_opts(int argc, char **argv, struct opts *o)
 			} else
 				o->format = optarg;
 			break;
+		case O_EVAL:
+			o->eval = optarg;
+			break;
+		case O_MOVE:
+			if ((o->best_move = pf_export_move_word(optarg)) < 0) {
+				errstr = "played or best";
+				what = "--move";
+			}
+			break;
 		case 'o':
 			o->dir = optarg;
 			break;
@@ -366,6 +380,28 @@ parse_opts(int argc, char **argv, struct opts *o)
 		pf_warnx("-o dir is required");
 		usage();
 		return 2;
+	}
+	if ((o->eval != NULL || o->best_move) && o->format == NULL) {
+		pf_warnx("--eval and --move choose what --format writes: "
+		    "--format is required");
+		usage();
+		return 2;
+	}
+	if (o->best_move && !pf_export_best_move(o->format)) {
+		pf_warnx("--move best: --format %s holds no move to replace "
+		    "(binpack, plain and bin do)", o->format);
+		usage();
+		return 2;
+	}
+	if (o->eval != NULL) {
+		pf_evalsel sel;
+		char err[256];
+
+		if (pf_evalsel_parse(o->eval, &sel, err, sizeof(err)) == -1) {
+			pf_warnx("--eval %s: %s", o->eval, err);
+			usage();
+			return 2;
+		}
 	}
 	if (o->shards && o->per_shard) {
 		pf_warnx("--shards and --records-per-shard exclude each other");
@@ -1125,6 +1161,8 @@ shard_put(struct run *R, struct out *O, const pf_record *rec)
 		}
 		if (R->o->format != NULL) {
 			memset(&xo, 0, sizeof(xo));
+			xo.eval = R->o->eval;
+			xo.best_move = R->o->best_move;
 			if ((O->x = pf_export_open(R->o->format, O->fd, NULL,
 			    O->final + strlen(dir) + 1, &xo, err,
 			    sizeof(err))) == NULL) {

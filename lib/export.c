@@ -630,6 +630,13 @@ pf_export_suffix(const char *format)
 }
 
 int
+pf_export_move_word(const char *word)
+{
+	return strcmp(word, "best") == 0 ? 1 : strcmp(word, "played") == 0 ?
+	    0 : -1;
+}
+
+int
 pf_export_best_move(const char *format)
 {
 	return strcmp(format, "binpack") == 0 || strcmp(format, "plain") == 0 ||

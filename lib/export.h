@@ -51,6 +51,9 @@ int		 pf_export_directory(const char *format);
 /* 1 when format holds a move that may be the best move in place of the
    move played (binpack, plain, bin: pf_export_opts.best_move), else 0. */
 int		 pf_export_best_move(const char *format);
+/* The value of pf_export_opts.best_move the words "played" (0) and "best"
+   (1) name; -1 for anything else. */
+int		 pf_export_move_word(const char *word);
 /* A file name suffix for a stream format (".binpack", ...). */
 const char	*pf_export_suffix(const char *format);
 /*

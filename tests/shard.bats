@@ -493,3 +493,43 @@ policy() {	# move:quanta-hex ...
 	assert_success
 	[ "$(grep -c '^e$' pl/train-00000.plain)" -eq 257 ]
 }
+
+@test "--format with --eval and --move: the evaluation and the move posexport would write" {
+	pgn2pos "$TESTDATA/lichess_db_10k.pgn" 2>/dev/null |
+		uci-eval -e "$(stockfish_path)" -d 1 2>/dev/null |
+		uci-eval -e "$(stockfish_path)" -d 3 2>/dev/null > e.pos
+	# one shard each, read back in a fixed order: what posexport writes
+	# with the same options
+	key() { posdump --fields fen,move,eval "$@" | sed 's/ engine=.*//;s/ time=[0-9]*//' | sort; }
+	for opts in "--move best" "--eval depth:1" "--eval depth:1 --move best" "--move played"; do
+		run shard --format plain $opts -o "s$opts" e.pos
+		assert_success
+		posexport -F plain $opts e.pos -o want.plain 2>/dev/null
+		posimport -F plain want.plain -o want.pos 2>/dev/null
+		posimport -F plain "s$opts/train-00000.plain" -o got.pos 2>/dev/null
+		[ "$(key got.pos)" = "$(key want.pos)" ] || fail "$opts"
+	done
+	# the choices differ: best moves against moves played, depth 1 against 3
+	! cmp -s "s--move best/train-00000.plain" "s--move played/train-00000.plain"
+	! cmp -s "s--move best/train-00000.plain" "s--eval depth:1 --move best/train-00000.plain"
+	run shard --format binpack --move best -o bb e.pos
+	assert_success
+	assert_output --regexp '^shard: 262 records in, 26[0-9] out'
+	# usage: --format is needed; a format with no move refuses best; a
+	# bad selector
+	run shard --move best -o x e.pos
+	assert_failure 2
+	assert_output --partial "--format is required"
+	run shard --eval depth:1 -o x e.pos
+	assert_failure 2
+	run shard --format bulletformat --move best -o x e.pos
+	assert_failure 2
+	assert_output --partial "--move best: --format bulletformat holds no move to replace"
+	run shard --format plain --eval nosuch -o x e.pos
+	assert_failure 2
+	assert_output --partial "--eval nosuch: unknown selector"
+	run shard --format plain --move worst -o x e.pos
+	assert_failure 2
+	assert_output --partial "--move worst: played or best"
+	[ ! -e x ]
+}
