@@ -571,8 +571,10 @@ lc0_put(pf_export *x, const pf_record *rec, int *why)
 	}
 	g->v.root_q = g->v.best_q = g->v.played_q = q;
 	g->v.root_d = g->v.best_d = g->v.played_d = d;
+	/* an unknown result as a draw, as every format writes it */
 	g->v.result_q = (float)e.result;
-	g->v.result_d = rec->result == PF_RESULT_DRAW;
+	g->v.result_d = rec->result == PF_RESULT_DRAW ||
+	    rec->result == PF_RESULT_UNKNOWN;
 	g->v.orig_q = g->v.orig_d = g->v.orig_m = NAN;
 	x->ngame++;
 	return 1;

@@ -12,8 +12,12 @@
  *            when the position occurred before; from the side to move's
  *            view (the board mirrored by rank when black moves), a1 = bit
  *            0 of the square set with the bits of each byte reversed, as
- *            lc0 writes them (ReverseBitsInBytes); a position not known
- *            (before the game's first) is all zeros
+ *            lc0 writes them (ReverseBitsInBytes).  Where the history
+ *            runs out, as lc0 fills it (FillEmptyHistory::FEN_ONLY, its
+ *            default): zeros when the oldest position known is the
+ *            standard start position, else copies of that position
+ *            (its repetition plane too), with the double push that made
+ *            its en passant square, if any, taken back
  *   8272 u8  castling_us_ooo, castling_us_oo, castling_them_ooo,
  *            castling_them_oo (1 when the right is held)
  *   8276 u8  side_to_move (input format 1: 1 when black moves)
@@ -49,8 +53,8 @@ typedef struct pf_lc0_v6 {
 
 /*
  * Encode: hist[0] is the position, hist[1..nhist) the ones before it,
- * most recent first (nhist <= PF_LC0_HISTORY; fewer are zero planes);
- * rep[i] is 1 when hist[i] occurred earlier in the game.  The targets
+ * most recent first (1 <= nhist <= PF_LC0_HISTORY; fewer are filled as
+ * above); rep[i] is 1 when hist[i] occurred earlier in the game.  The targets
  * come from v.
  */
 void	pf_lc0_v6_encode(const pf_board *const *hist, const int *rep,

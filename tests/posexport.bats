@@ -96,11 +96,39 @@ posexport: 3 records: 2 written (npy); skipped: 0 without an evaluation, 0 witho
 	ls -A chunks | grep -q '^\.tmp' && fail "temporaries left"
 	run "$PY" "$TOP/tests/tools/lc0_check.py" chunks "$d/rich.pos"
 	assert_success
-	assert_output "lc0: 2770 records in 47 chunks read back as the records"
+	assert_output "lc0: 2770 records in 47 chunks read back as the records (0 with filled history)"
 	# no policy target: skipped and counted
 	printf '%s\n' "startpos game=1 ply=0 move=e2e4 result=1-0 eval=cp:30" | "$MKREC" > np.pos
 	run posexport -F lc0 -o c2 np.pos
 	assert_output --partial "1 without a policy"
+}
+
+@test "lc0: history that runs out is filled as lc0 fills it (copies of the oldest position known, unless it is the start position)" {
+	# games seen from ply 8 on, Chess960 games, and a game from a FEN
+	# whose en passant square lc0 takes back in the copies
+	{
+		pgn2pos --skip-plies 8 "$TESTDATA/lichess_db_10k.pgn"
+		pgn2pos "$TESTDATA/pgn/chess960.pgn"
+		printf '[Event "ep"]\n[FEN "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"]\n\n3. exf6 e5 4. Nf3 *\n' | pgn2pos
+	} 2>/dev/null | uci-eval -e "$(stockfish_path)" -d 1 -m all 2>/dev/null |
+		softtarget 2>/dev/null > mid.pos
+	run posexport -F lc0 -o mid mid.pos
+	assert_success
+	run "$PY" "$TOP/tests/tools/lc0_check.py" mid mid.pos
+	assert_success
+	assert_output --regexp '^lc0: [0-9]+ records in [0-9]+ chunks read back as the records \([0-9]+ with filled history\)$'
+	[[ "$output" != *"(0 with"* ]] || fail "$output"
+	# the en passant game's first record: its copies hold the pawn on f7
+	f=$(ls mid/training.*.gz | sort -t. -k2 -n | tail -n 1)
+	run "$PY" -c "
+import gzip, numpy as np
+d = gzip.open('$f').read()
+pl = np.unpackbits(np.frombuffer(d[7440:7440 + 832], np.uint8)).reshape(104, 64)
+# planes 6 and 13 + 6: the other side's pawns now and in the copy at
+# slot 1, square s at index s as chunkparser unpacks them (f7 53, f5 37)
+print(int(pl[13 + 6][53]), int(pl[13 + 6][37]), int(pl[6][37]), int(pl[6][53]))"
+	assert_success
+	assert_output "1 0 1 0"
 }
 
 @test "records a format cannot hold: skipped and counted; --require makes each an error; unknown results counted" {

@@ -23,14 +23,40 @@ V6 = struct.Struct("<II7432s832sBBBBBBBBfffffffffffffffIHHfI")
 assert V6.size == 8356
 
 
-def piece_planes(fen, us):
-    """12 planes of fen from colour us's view (mirrored when us is black)."""
+def piece_planes(fen, us, undo_ep=False):
+    """12 planes of fen from colour us's view (mirrored when us is black);
+    undo_ep: with the double push that made its en passant square taken
+    back (lc0's history fill)."""
+    pcs = pieces(fen)
+    ep = fen.split()[3]
+    if undo_ep and ep != "-":
+        sq = (int(ep[1]) - 1) * 8 + "abcdefgh".index(ep[0])
+        white = ep[1] == "3"            # white pushed: e2 -> e4
+        now, was = (sq + 8, sq - 8) if white else (sq - 8, sq + 8)
+        pcs = [(was if s == now else s, c, r) for s, c, r in pcs]
     p = np.zeros((12, 64), np.uint8)
-    for s, c, r in pieces(fen):
+    for s, c, r in pcs:
         if us == 1:
             s ^= 56
         p[(0 if c == us else 6) + r][s] = 1
     return p
+
+
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq"
+
+
+def history_planes(hist, us):
+    """The 8 x 12 piece planes lc0 writes for hist (this position first,
+    then the ones before it): where hist runs out, lc0's FEN_ONLY fill,
+    nothing after the standard start position, else copies of the oldest
+    with its double push taken back."""
+    out = np.zeros((8, 12, 64), np.uint8)
+    for h in range(8):
+        if h < len(hist):
+            out[h] = piece_planes(hist[h], us)
+        elif " ".join(hist[-1].split()[:3]) != START:
+            out[h] = piece_planes(hist[-1], us, undo_ep=True)
+    return out
 
 
 def main(chunkdir, stream):
@@ -46,7 +72,8 @@ def main(chunkdir, stream):
         rows.extend((f, i, len(game), r) for i, r in enumerate(game))
     if len(rows) != len(recs):
         fail("%d rows, %d records with a move" % (len(rows), len(recs)))
-    prev = None
+    hist = []
+    fills = 0
     for (f, i, glen, row), rec in zip(rows, recs):
         (ver, fmt, probs, planes, us_ooo, us_oo, them_ooo, them_oo, stm,
          r50, inv, dummy, root_q, best_q, root_d, best_d, root_m, best_m,
@@ -75,27 +102,33 @@ def main(chunkdir, stream):
         pl = np.unpackbits(np.frombuffer(planes, np.uint8)).reshape(104, 64)
         if not np.array_equal(pl[0:12], piece_planes(fen, us)):
             fail("%s: planes of the position differ" % fen)
-        if i > 0 and prev is not None:
-            if not np.array_equal(pl[13:25], piece_planes(prev, us)):
-                fail("%s: history plane 1 is not the previous position "
-                     "from this side's view" % fen)
-        elif pl[13:].any():
-            fail("%s: history before the game's first position" % fen)
+        # the history: this game's records of the plies before, as far
+        # as they run on
+        if i == 0 or rec["ply"] != prev_ply + 1:
+            hist = []
+        hist = [fen] + hist[:7]
+        prev_ply = rec["ply"]
+        want = history_planes(hist, us)
+        for h in range(8):
+            if not np.array_equal(pl[13 * h:13 * h + 12], want[h]):
+                fail("%s: history plane %d differs (%d known)" % (
+                    fen, h, len(hist)))
+        fills += len(hist) < 8 and want[len(hist) if len(hist) < 8 else 0].any()
         if played_idx != lc0_index(rec["move"], black, fen):
             fail("%s: played_idx %d" % (fen, played_idx))
-        res = {"1-0": 1, "0-1": -1, "1/2-1/2": 0}[rec["result"]]
+        # an unknown result (*) as a draw, as posexport(1) says
+        res = {"1-0": 1, "0-1": -1, "1/2-1/2": 0, "*": 0}[rec["result"]]
         if black:
             res = -res
-        if result_q != res or result_d != (res == 0 and rec["result"] ==
-                                           "1/2-1/2"):
-            fail("%s: result %r %r" % (fen, result_q, result_d))
+        if result_q != res or result_d != (res == 0):
+            fail("%s: result %r %r (%s)" % (fen, result_q, result_d,
+                                            rec["result"]))
         if plies_left != glen - i:
             fail("%s: plies_left %r, want %d" % (fen, plies_left, glen - i))
         if not (-1 <= best_q <= 1) or not np.isnan(orig_q):
             fail("%s: q %r orig %r" % (fen, best_q, orig_q))
-        prev = fen
-    print("lc0: %d records in %d chunks read back as the records" % (
-        len(rows), len(files)))
+    print("lc0: %d records in %d chunks read back as the records "
+          "(%d with filled history)" % (len(rows), len(files), fills))
 
 
 main(sys.argv[1], sys.argv[2])

@@ -54,10 +54,13 @@ def mirror(uci):
 
 
 def lc0_index(uci, black, fen):
-    # castling (a king moving two files): lc0 encodes it as the king
-    # taking its own rook
+    # castling (a king moving two files onto no rook of its own; Chess960
+    # moves are written king takes rook already): lc0 encodes it as the
+    # king taking its own rook
     fr = "abcdefgh".index(uci[0]) + 8 * (int(uci[1]) - 1)
-    if (fr, 1 if black else 0, 5) in pieces(fen) and \
+    to = "abcdefgh".index(uci[2]) + 8 * (int(uci[3]) - 1)
+    c = 1 if black else 0
+    if (fr, c, 5) in pieces(fen) and (to, c, 3) not in pieces(fen) and \
             abs(ord(uci[2]) - ord(uci[0])) == 2:
         uci = uci[:2] + ("h" if uci[2] > uci[0] else "a") + uci[3:]
     if black:
