@@ -21,7 +21,8 @@ enum {
 	F_PLAYED, F_CAPTURE, F_PROMOTION, F_CASTLING, F_PIECES, F_MATERIAL,
 	F_IMBALANCE, F_LEGAL, F_WHITE_ELO, F_BLACK_ELO, F_ELO, F_OPP_ELO,
 	F_AVG_ELO, F_BASE, F_INC, F_TERMINATION, F_EVAL, F_MATE, F_DEPTH,
-	F_W, F_D, F_L, F_COMPLEXITY, F_REPAIR, F_TWINS, F_VALUE
+	F_W, F_D, F_L, F_BEST_CAPTURE, F_BEST_PLAYED, F_COMPLEXITY, F_REPAIR,
+	F_TWINS, F_VALUE
 };
 
 /* Named values a field's labels use. */
@@ -68,6 +69,8 @@ static const struct fdef {
 	{ "w", F_W, 1, L_NONE },
 	{ "d", F_D, 1, L_NONE },
 	{ "l", F_L, 1, L_NONE },
+	{ "best_capture", F_BEST_CAPTURE, 1, L_NONE },
+	{ "best_played", F_BEST_PLAYED, 1, L_NONE },
 	{ "complexity", F_COMPLEXITY, 0, L_NONE },
 	{ "repair", F_REPAIR, 0, L_NONE },
 	{ "twins", F_TWINS, 0, L_NONE },
@@ -661,6 +664,18 @@ material(pf_expr *e, int m[2])
 	return 0;
 }
 
+/* 1 when move m of record r captures (en passant too), from the
+   occupancy: no board needed. */
+static int
+captures(const pf_record *r, pf_move m)
+{
+	if (PF_MOVE_KIND(m) == PF_MK_ENPASSANT)
+		return 1;
+	if (PF_MOVE_KIND(m) == PF_MK_CASTLE)
+		return 0;
+	return (pf_get64(r->pos) >> PF_MOVE_TO(m)) & 1;
+}
+
 /* The fields of an evaluation (apart: pf_eval is large). */
 static double
 eval_field(pf_expr *e, const struct node *n)
@@ -670,10 +685,16 @@ eval_field(pf_expr *e, const struct node *n)
 	v.score_kind = v.flags = 0;
 	v.score = 0;
 	v.depth = 0;
+	v.best = PF_MOVE_NONE;
 	memset(v.wdl, 0, sizeof(v.wdl));
 	if (find_eval(e, &n->sel, &v) != 1)
 		return NAN;
 	switch (fields[n->field].id) {
+	case F_BEST_CAPTURE:
+		return v.best == PF_MOVE_NONE ? NAN : captures(e->rec, v.best);
+	case F_BEST_PLAYED:
+		return v.best == PF_MOVE_NONE || e->rec->move == PF_MOVE_NONE ?
+		    NAN : v.best == e->rec->move;
 	case F_EVAL:
 		return pf_score_cp(v.score_kind, v.score);
 	case F_MATE:
@@ -736,14 +757,7 @@ field(pf_expr *e, const struct node *n)
 	case F_PLAYED:
 		return r->move != PF_MOVE_NONE;
 	case F_CAPTURE:
-		/* from the occupancy: no board needed */
-		if (r->move == PF_MOVE_NONE)
-			return 0;
-		if (PF_MOVE_KIND(r->move) == PF_MK_ENPASSANT)
-			return 1;
-		if (PF_MOVE_KIND(r->move) == PF_MK_CASTLE)
-			return 0;
-		return (pf_get64(r->pos) >> PF_MOVE_TO(r->move)) & 1;
+		return r->move != PF_MOVE_NONE && captures(r, r->move);
 	case F_PROMOTION:
 		return r->move != PF_MOVE_NONE &&
 		    PF_MOVE_KIND(r->move) == PF_MK_PROMOTION;
@@ -805,6 +819,8 @@ field(pf_expr *e, const struct node *n)
 	case F_W:
 	case F_D:
 	case F_L:
+	case F_BEST_CAPTURE:
+	case F_BEST_PLAYED:
 		return eval_field(e, n);
 	case F_COMPLEXITY: {
 		pf_complexity c;

@@ -18,13 +18,13 @@ fields_stream() {
 	local mg="ext=10:03$(printf '0%.0s' $(seq 30))"
 	local va="ext=6:0100$(printf '0%.0s' $(seq 28))0000003f"
 	printf '%s\n' \
-	    'startpos game=1 ply=0 result=1-0 move=e2e4 eval=cp:35@depth:10 wdl=300,600,100 meta=1500,1700,180+2,1' \
-	    'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1 game=1 ply=1 result=1-0 move=d7d5 eval=cp:-50@depth:1 eval=cp:-20@depth:10' \
-	    'rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2 game=1 ply=2 result=1-0 move=e4d5 eval=mate:3@depth:12' \
+	    'startpos game=1 ply=0 result=1-0 move=e2e4 eval=cp:35@depth:10 wdl=300,600,100 best=e2e4 meta=1500,1700,180+2,1' \
+	    'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1 game=1 ply=1 result=1-0 move=d7d5 eval=cp:-50@depth:1 best=d7d5 eval=cp:-20@depth:10 best=e7e5' \
+	    'rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2 game=1 ply=2 result=1-0 move=e4d5 eval=mate:3@depth:12 best=e4d5' \
 	    '4k3/8/8/8/8/8/8/4R1K1 b - - 0 40 game=2 ply=79 result=1/2-1/2 move=e8d8 meta=0,2400,-,2' \
-	    "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 5 10 game=3 ply=18 result=0-1 move=e1g1 $cx $rp $mg $va" \
+	    "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 5 10 game=3 ply=18 result=0-1 move=e1g1 eval=cp:10@depth:8 best=e1g1 $cx $rp $mg $va" \
 	    '8/P7/8/8/8/8/8/k6K w - - 0 50 game=4 ply=98 move=a7a8q flags=0x10' \
-	    'rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3 game=5 ply=4 move=e5f6' \
+	    'rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3 game=5 ply=4 move=e5f6 eval=cp:90@depth:8 best=d2d4' \
 	    '7k/5Q2/6K1/8/8/8/8/8 b - - 0 60 game=6 ply=119 result=1/2-1/2' \
 	    '7k/6Q1/6K1/8/8/8/8/8 b - - 0 60 game=7 ply=119 result=1-0' |
 	    "$MKREC" > fields.pos
@@ -114,7 +114,17 @@ check_table() {
 	depth[first] == 1	1
 	w == 300 && d == 600 && l == 100	1
 	known(w)	1
-	known(eval)	3
+	known(eval)	5
+	best_capture	1
+	known(best_capture)	5
+	best_capture[depth:12]	1
+	best_capture[depth:1]	0
+	best_played	3
+	known(best_played)	5
+	best_played[depth:1]	1
+	best_played[depth:8]	1
+	capture && !best_capture	1
+	castling && best_played	1
 	complexity == 5	1
 	repair == 1	1
 	twins == 3	1
@@ -152,10 +162,10 @@ check_table() {
 	max(ply, 100) == 100	7
 	known(1 / 0)	0
 	known(ply % 0)	0
-	eval != 0	3
-	!(eval > 0)	7
-	eval + 1 > -1000000	3
-	known(eval) || ply == 0	3
+	eval != 0	5
+	!(eval > 0)	5
+	eval + 1 > -1000000	5
+	known(eval) || ply == 0	5
 	true	9
 	false	0
 	0.5 < 1	9

@@ -27,6 +27,8 @@
  *				LIMIT is depth:D, nodes:N or movetime:MS, and
  *				sets both the limit and the depth field (depth)
  *	wdl=W,D,L		W/D/L of the eval= before it (sets PF_EVF_WDL)
+ *	best=UCI		the best move of the eval= before it (after its
+ *				wdl=, if any; must be legal)
  *	scores=UCI:cp:N,UCI:mate:N,...[@depth:D]
  *				a movescores extension, best first; marked
  *				complete when it lists every legal move
@@ -168,12 +170,20 @@ limit(char *s, uint8_t *kind, uint64_t *v)
 }
 
 static void
-add_eval(pf_extbuf *x, char *v, char *wdl)
+add_eval(pf_extbuf *x, char *v, char *wdl, const pf_board *b,
+    const char *best)
 {
 	pf_eval e;
 	char *at = strchr(v, '@');
 
 	memset(&e, 0, sizeof(e));
+	if (best != NULL) {
+		if (b == NULL)
+			fail("best= needs a FEN (and no pos=)");
+		e.best = uci_move(b, best, strlen(best));
+		e.pv[0] = e.best;
+		e.pv_len = 1;
+	}
 	e.source = PF_SRC_ENGINE;
 	e.multipv = 1;
 	if (at != NULL) {
@@ -345,13 +355,15 @@ line_to_record(char *line, pf_writer *w, pf_extbuf *x)
 			else
 				add_scores(x, &b, v);
 		} else if (strcmp(k, "eval") == 0) {
-			char *wdl = NULL;
+			char *wdl = NULL, *best = NULL;
 
 			if (i + 1 < nw && strncmp(words[i + 1], "wdl=", 4) == 0)
 				wdl = words[++i] + 4;
-			add_eval(x, v, wdl);
-		} else if (strcmp(k, "wdl") == 0)
-			fail("wdl= must follow an eval=");
+			if (i + 1 < nw && strncmp(words[i + 1], "best=", 5) == 0)
+				best = words[++i] + 5;
+			add_eval(x, v, wdl, have_board ? &b : NULL, best);
+		} else if (strcmp(k, "wdl") == 0 || strcmp(k, "best") == 0)
+			fail("%s= must follow an eval=", k);
 		else if (strcmp(k, "clock") == 0) {
 			pf_clock c;
 			char *comma = strchr(v, ',');
