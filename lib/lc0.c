@@ -40,7 +40,8 @@ is_startpos(const pf_board *b)
 	    b->castle_rooks == 0x8100000000000081ULL;
 }
 
-/* The 12 piece planes of x at history slot h, seen from colour us. */
+/* The 12 piece planes of a board (its by_colour and by_type) at history
+   slot h, seen from colour us. */
 static void
 put_pieces(uint8_t *p, int h, const uint64_t by_colour[2],
     const uint64_t by_type[6], int us)

@@ -1424,20 +1424,18 @@ epd_clocks(pf_pgn_game *g, const char *fen4, const char *clk[2],
 		if (clk[i] != NULL && (k == 0 || k < clkl[i] || k > 9)) {
 			snprintf(err, sizeof(err), "bad %s '%.*s'", name[i],
 			    (int)(clkl[i] < 40 ? clkl[i] : 40), clk[i]);
-			goto bad;
+			break;
 		}
 		n += snprintf(fen + n, sizeof(fen) - (size_t)n, " %.*s",
 		    clk[i] != NULL ? (int)clkl[i] : 1,
 		    clk[i] != NULL ? clk[i] : (i == 0 ? "0" : "1"));
 	}
-	if (pf_board_from_fen(&g->start, fen, err, sizeof(err)) < 0) {
-bad:
-		problem(g, PF_PGNP_FEN, fen, strlen(fen));
-		snprintf(g->detail, sizeof(g->detail), "%s", err);
-		g->skip = 1;
-		return -1;
-	}
-	return 0;
+	if (i == 2 && pf_board_from_fen(&g->start, fen, err, sizeof(err)) == 0)
+		return 0;
+	problem(g, PF_PGNP_FEN, fen, strlen(fen));
+	snprintf(g->detail, sizeof(g->detail), "%s", err);
+	g->skip = 1;
+	return -1;
 }
 
 /* One EPD line in [s, e) (no newline). */
