@@ -104,11 +104,13 @@ posexport: 3 records: 2 written (npy); skipped: 0 without an evaluation, 0 witho
 }
 
 @test "lc0: history that runs out is filled as lc0 fills it (copies of the oldest position known, unless it is the start position)" {
-	# games seen from ply 8 on, Chess960 games, and a game from a FEN
-	# whose en passant square lc0 takes back in the copies
+	# games seen from ply 8 on, Chess960 games, and games from FENs
+	# whose en passant squares (after a white, then a black double push)
+	# lc0 takes back in the copies
 	{
 		pgn2pos --skip-plies 8 "$TESTDATA/lichess_db_10k.pgn"
 		pgn2pos "$TESTDATA/pgn/chess960.pgn"
+		printf '[Event "ep2"]\n[FEN "rnbqkbnr/ppp1pppp/8/8/2Pp4/8/PP1PPPPP/RNBQKBNR b KQkq c3 0 2"]\n\n2... dxc3 3. Nxc3 e5 *\n' | pgn2pos
 		printf '[Event "ep"]\n[FEN "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"]\n\n3. exf6 e5 4. Nf3 *\n' | pgn2pos
 	} 2>/dev/null | uci-eval -e "$(stockfish_path)" -d 1 -m all 2>/dev/null |
 		softtarget 2>/dev/null > mid.pos
