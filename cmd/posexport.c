@@ -19,6 +19,7 @@
 #include "evalsel.h"
 #include "export.h"
 #include "filter.h"
+#include "lc0.h"
 #include "loader.h"
 
 struct opts {
@@ -27,6 +28,7 @@ struct opts {
 				   posflow streams) */
 	const char *eval;
 	int require, best_move;
+	int lc0_input;		/* lc0: --input-type, PF_LC0_* */
 	/* npy */
 	unsigned blocks;	/* PF_FEAT_* of features */
 	int perspective, opposite, policy_width, pqr, planes, value_method;
@@ -41,8 +43,8 @@ struct run {
 static const char synopsis[] =
     "usage: posexport [-fhV] -F format [--eval selector] [--move played | "
     "best]\n"
-    "                 [--require] [-o file | dir] [--features list] "
-    "[--opposite]\n"
+    "                 [--require] [-o file | dir] [--input-type type]\n"
+    "                 [--features list] [--opposite]\n"
     "                 [--perspective stm | white] [--planes] "
     "[--policy-width k]\n"
     "                 [--pqr] [--value method] [file ...]\n";
@@ -129,7 +131,7 @@ static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_EVAL = 256, O_REQUIRE, O_FEATURES, O_PERSP, O_OPP, O_POLW,
-		O_PQR, O_PLANES, O_VALUE, O_MOVE };
+		O_PQR, O_PLANES, O_VALUE, O_MOVE, O_INPUT };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'F' },
 		{ "eval", required_argument, NULL, O_EVAL },
@@ -142,6 +144,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "planes", no_argument, NULL, O_PLANES },
 		{ "value", required_argument, NULL, O_VALUE },
 		{ "move", required_argument, NULL, O_MOVE },
+		{ "input-type", required_argument, NULL, O_INPUT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -174,6 +177,14 @@ parse_opts(int argc, char **argv, struct opts *o)
 			if ((o->best_move = pf_export_move_word(optarg)) < 0) {
 				errstr = "played or best";
 				what = "--move";
+			}
+			break;
+		case O_INPUT:
+			if ((o->lc0_input = pf_lc0_input_format(optarg)) ==
+			    0) {
+				errstr = "classic, frc_castling, canonical, "
+				    "canonical_100 or canonical_v2 (or 1 to 5)";
+				what = "--input-type";
 			}
 			break;
 		case O_FEATURES:
@@ -273,6 +284,12 @@ main(int argc, char **argv)
 		usage();
 		return PF_EXIT_USAGE;
 	}
+	if (o.lc0_input != 0 && strcmp(o.format, "lc0") != 0) {
+		pf_warnx("--input-type is lc0's input format: -F %s has none",
+		    o.format);
+		usage();
+		return PF_EXIT_USAGE;
+	}
 	if (pf_evalsel_parse(o.eval ? o.eval : "deepest", &sel, err,
 	    sizeof(err)) == -1) {
 		pf_warnx("--eval: %s: %s", o.eval, err);
@@ -287,6 +304,7 @@ main(int argc, char **argv)
 	xo.eval = o.eval;
 	xo.value_method = o.value_method;
 	xo.best_move = o.best_move;
+	xo.lc0_input = o.lc0_input;
 	xo.features = o.blocks;
 	xo.perspective = o.perspective;
 	xo.opposite = o.opposite;

@@ -438,6 +438,10 @@ npy_close(pf_export *x)
 static int
 lc0_open(pf_export *x)
 {
+	if (pf_lc0_input_name(x->o.lc0_input != 0 ? x->o.lc0_input :
+	    PF_LC0_CLASSIC) == NULL)
+		return fail(x, "lc0 input format %d: not 1 to 5",
+		    x->o.lc0_input);
 	if ((x->game = calloc(GAME_MAX, sizeof(*x->game))) == NULL)
 		return fail(x, "%s", strerror(ENOMEM));
 	return 0;
@@ -449,9 +453,9 @@ static int
 lc0_flush(pf_export *x)
 {
 	uint8_t *rec = x->rec;
-	const pf_board *hist[PF_LC0_HISTORY];
+	const pf_board *hist[PF_LC0_LOOKBACK];
 	char path[PATH_MAX], tmp[PATH_MAX];
-	int rep[PF_LC0_HISTORY], i, h, n, end;
+	int rep[PF_LC0_LOOKBACK], i, h, n, end, look;
 	gzFile gz;
 
 	if (x->ngame == 0)
@@ -466,10 +470,12 @@ lc0_flush(pf_export *x)
 		return fail(x, "%s: %s", tmp, strerror(errno));
 	/* moves left: to the game's end as far as the input shows it */
 	end = x->game[n - 1].ply + 1;
+	look = x->o.lc0_input == PF_LC0_CANONICAL_V2 ? PF_LC0_LOOKBACK :
+	    PF_LC0_HISTORY;
 	for (i = 0; i < n; i++) {
 		int nh;
 
-		for (h = 0, nh = 0; h < PF_LC0_HISTORY && i - h >= 0; h++) {
+		for (h = 0, nh = 0; h < look && i - h >= 0; h++) {
 			/* history only through consecutive plies */
 			if (h > 0 && x->game[i - h].ply + 1 !=
 			    x->game[i - h + 1].ply)
@@ -504,7 +510,7 @@ lc0_put(pf_export *x, const pf_record *rec, int *why)
 	pf_ext_iter it;
 	struct lc0pos *g;
 	pf_move moves[PF_MAX_MOVES];
-	int nm, i, k, black, have_val = 0, have_eval, idx;
+	int nm, i, k, black, have_val = 0, have_eval, idx, tf;
 	float q, d, best;
 
 	if (!entry(x, rec, PF_SFMOVE_PLAYED, &e, why))
@@ -536,16 +542,18 @@ lc0_put(pf_export *x, const pf_record *rec, int *why)
 		if (x->game[i].board.key == e.board.key)
 			g->rep = 1;
 	black = e.board.stm == PF_BLACK;
+	g->v.input_format = x->o.lc0_input;
+	tf = g->v.transform = pf_lc0_transform(&e.board, x->o.lc0_input);
 	/* the policy: legal moves their probability, the others -1 */
 	for (i = 0; i < PF_LC0_POLICY_SIZE; i++)
 		g->v.probabilities[i] = -1;
 	nm = pf_gen_legal(&e.board, moves);
 	for (i = 0; i < nm; i++)
-		if ((idx = pf_lc0_index(moves[i], black)) >= 0)
+		if ((idx = pf_lc0_index_tf(moves[i], black, tf)) >= 0)
 			g->v.probabilities[idx] = 0;
 	best = -1;
 	for (k = 0; k < pol->n; k++)
-		if ((idx = pf_lc0_index(pol->move[k], black)) >= 0) {
+		if ((idx = pf_lc0_index_tf(pol->move[k], black, tf)) >= 0) {
 			g->v.probabilities[idx] = pol->prob[k] / 65535.0f;
 			if (pol->prob[k] > best) {
 				best = pol->prob[k];
@@ -553,9 +561,9 @@ lc0_put(pf_export *x, const pf_record *rec, int *why)
 			}
 		}
 	if (have_eval && ev.best != PF_MOVE_NONE &&
-	    (idx = pf_lc0_index(ev.best, black)) >= 0)
+	    (idx = pf_lc0_index_tf(ev.best, black, tf)) >= 0)
 		g->v.best_idx = (uint16_t)idx;
-	g->v.played_idx = (uint16_t)pf_lc0_index(e.move, black);
+	g->v.played_idx = (uint16_t)pf_lc0_index_tf(e.move, black, tf);
 	/* Q and D: the engine's W/D/L, else the value target, else the
 	   score by METHODS.md's logistic (alpha 170) */
 	if (have_eval && (ev.flags & PF_EVF_WDL)) {

@@ -37,6 +37,8 @@ typedef struct pf_export_opts {
 	int value_method;	/* npy, lc0: PF_VALUE_*, 0: the last */
 	int best_move;		/* binpack, plain, bin: the evaluation's
 				   best move in place of the move played */
+	int lc0_input;		/* lc0: the input format, PF_LC0_* (lc0.h),
+				   0: PF_LC0_CLASSIC */
 	/* npy */
 	unsigned features;	/* PF_FEAT_* (loader.h), 0: ALL */
 	int perspective, opposite, policy_width, pqr, planes;

@@ -1,13 +1,37 @@
 /*
  * lc0.c - lczero-training's V6TrainingData record (lc0.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ext.h"
 #include "lc0.h"
 #include "record.h"
 
-/* The bits of each byte reversed, as lc0 stores planes. */
+static const char *const input_names[] = { NULL, "classic", "frc_castling",
+	"canonical", "canonical_100", "canonical_v2" };
+
+int
+pf_lc0_input_format(const char *name)
+{
+	int f;
+
+	for (f = PF_LC0_CLASSIC; f <= PF_LC0_CANONICAL_V2; f++)
+		if (strcmp(name, input_names[f]) == 0 ||
+		    (name[0] == '0' + f && name[1] == '\0'))
+			return f;
+	return 0;
+}
+
+const char *
+pf_lc0_input_name(int f)
+{
+	return f >= PF_LC0_CLASSIC && f <= PF_LC0_CANONICAL_V2 ?
+	    input_names[f] : NULL;
+}
+
+/* The bits of each byte reversed: the files flipped, and how lc0 stores
+   planes. */
 static uint64_t
 reverse_bytes_bits(uint64_t v)
 {
@@ -22,6 +46,98 @@ static uint64_t
 mirror(uint64_t v)
 {
 	return __builtin_bswap64(v);
+}
+
+/* Reflect a square set in the a8-h1 diagonal (lc0's TransposeBitsInBytes). */
+static uint64_t
+transpose(uint64_t v)
+{
+	v = (v & 0xAA00AA00AA00AA00ULL) >> 9 | (v & 0x0055005500550055ULL) << 9 |
+	    (v & 0x55AA55AA55AA55AAULL);
+	v = (v & 0xCCCC0000CCCC0000ULL) >> 18 | (v & 0x0000333300003333ULL) <<
+	    18 | (v & 0x3333CCCC3333CCCCULL);
+	v = (v & 0xF0F0F0F000000000ULL) >> 36 | (v & 0x000000000F0F0F0FULL) <<
+	    36 | (v & 0x0F0F0F0FF0F0F0F0ULL);
+	return v;
+}
+
+static uint64_t
+apply(uint64_t v, int transform)
+{
+	if (transform & PF_LC0_FLIP)
+		v = reverse_bytes_bits(v);
+	if (transform & PF_LC0_MIRROR)
+		v = mirror(v);
+	if (transform & PF_LC0_TRANSPOSE)
+		v = transpose(v);
+	return v;
+}
+
+/* The pieces of type t and colour c of b, seen from colour us. */
+static uint64_t
+view(const pf_board *b, int t, int c, int us)
+{
+	uint64_t v = b->by_type[t] & b->by_colour[c];
+
+	return us == PF_BLACK ? mirror(v) : v;
+}
+
+/* lc0's CompareTransposing: -1 keep, 1 transpose, 0 the same. */
+static int
+compare_transposing(uint64_t v, int transform)
+{
+	uint64_t alt;
+
+	v = apply(v, transform & (PF_LC0_FLIP | PF_LC0_MIRROR));
+	alt = transpose(v);
+	return v < alt ? -1 : v > alt;
+}
+
+int
+pf_lc0_transform(const pf_board *b, int f)
+{
+	/* the tie-breaks in lc0's order: kings, queens, rooks, knights,
+	   bishops */
+	static const int ties[5] = { PF_KING, PF_QUEEN, PF_ROOK, PF_KNIGHT,
+		PF_BISHOP };
+	int us = b->stm, t = 0, i, c;
+	uint64_t king, ours, all;
+
+	if (f < PF_LC0_CANONICAL || b->castle_rooks != 0)
+		return 0;
+	king = view(b, PF_KING, us, us);
+	if (king & 0x0F0F0F0F0F0F0F0FULL) {
+		t |= PF_LC0_FLIP;
+		king = reverse_bytes_bits(king);
+	}
+	if (b->by_type[PF_PAWN] != 0)
+		return t;
+	if (king & 0xFFFFFFFF00000000ULL) {
+		t |= PF_LC0_MIRROR;
+		king = mirror(king);
+	}
+	if (king & 0xE0C08000ULL)
+		return t | PF_LC0_TRANSPOSE;
+	if ((king & 0x10204080ULL) == 0)
+		return t;
+	ours = b->by_colour[us];
+	all = ours | b->by_colour[!us];
+	if (us == PF_BLACK) {
+		ours = mirror(ours);
+		all = mirror(all);
+	}
+	if ((c = compare_transposing(all, t)) != 0 ||
+	    (c = compare_transposing(ours, t)) != 0)
+		return c > 0 ? t | PF_LC0_TRANSPOSE : t;
+	for (i = 0; i < 5; i++) {
+		uint64_t v = b->by_type[ties[i]];
+
+		if (us == PF_BLACK)
+			v = mirror(v);
+		if ((c = compare_transposing(v, t)) != 0)
+			return c > 0 ? t | PF_LC0_TRANSPOSE : t;
+	}
+	return t;
 }
 
 /* The standard start position, white to move with every castling right
@@ -40,79 +156,123 @@ is_startpos(const pf_board *b)
 	    b->castle_rooks == 0x8100000000000081ULL;
 }
 
-/* The 12 piece planes of a board (its by_colour and by_type) at history
-   slot h, seen from colour us. */
+/* The 12 piece planes of b into p[0..12), seen from colour us; undo: with
+   the double push that made b's en passant square taken back. */
 static void
-put_pieces(uint8_t *p, int h, const uint64_t by_colour[2],
-    const uint64_t by_type[6], int us)
+put_pieces(uint64_t *p, const pf_board *b, int us, int undo)
 {
-	uint64_t plane;
+	uint64_t colour[2], type[6];
 	int side, t;
 
+	memcpy(colour, b->by_colour, sizeof(colour));
+	memcpy(type, b->by_type, sizeof(type));
+	if (undo && b->ep != PF_SQ_NONE) {
+		int c = !b->stm, now = c == PF_WHITE ? b->ep + 8 : b->ep - 8,
+		    was = c == PF_WHITE ? b->ep - 8 : b->ep + 8;
+		uint64_t move = 1ULL << now | 1ULL << was;
+
+		colour[c] ^= move;
+		type[PF_PAWN] ^= move;
+	}
 	for (side = 0; side < 2; side++)
 		for (t = PF_PAWN; t <= PF_KING; t++) {
-			plane = by_type[t] & by_colour[side == 0 ? us : !us];
+			p[side * 6 + t] = type[t] & colour[side == 0 ? us :
+			    !us];
 			if (us == PF_BLACK)
-				plane = mirror(plane);
-			pf_put64(p + 8 * (h * 13 + side * 6 + t),
-			    reverse_bytes_bits(plane));
+				p[side * 6 + t] = mirror(p[side * 6 + t]);
 		}
+}
+
+/* The history slots, as lc0's EncodePositionNoTransform fills them. */
+static void
+put_history(uint64_t *planes, const pf_board *const *hist, const int *rep,
+    int nhist, int f)
+{
+	const pf_board *b = hist[0], *old = hist[nhist - 1], *pb;
+	int canon = f >= PF_LC0_CANONICAL, v2 = f == PF_LC0_CANONICAL_V2;
+	int slot, k, fill, r;
+
+	for (slot = 0, k = 0; slot < PF_LC0_HISTORY; k++) {
+		if (!v2 && k >= PF_LC0_HISTORY)
+			break;
+		if (v2 && k >= PF_LC0_LOOKBACK)
+			break;
+		fill = k >= nhist;
+		pb = fill ? old : hist[k];
+		r = fill ? rep[nhist - 1] : rep[k];
+		/* castling rights cannot come back, nor an en passant
+		   square repeat */
+		if (canon && k > 0 && (pb->castle_rooks != b->castle_rooks ||
+		    pb->ep != PF_SQ_NONE))
+			break;
+		if (fill && is_startpos(old))
+			break;
+		/* v2: after the first slot, repeats only */
+		if (v2 && slot > 0 && !r) {
+			if (pb->rule50 == 0 || fill)
+				break;
+			continue;
+		}
+		put_pieces(planes + 13 * slot, pb, b->stm, fill);
+		if (r)
+			planes[13 * slot + 12] = ~0ULL;
+		slot++;
+		/* nothing before a capture or a pawn move repeats */
+		if (canon && pb->rule50 == 0)
+			break;
+	}
 }
 
 void
 pf_lc0_v6_encode(const pf_board *const *hist, const int *rep, int nhist,
     const pf_lc0_v6 *v, uint8_t out[PF_LC0_V6_SIZE])
 {
-	const pf_board *b = hist[0], *old = hist[nhist - 1];
-	uint64_t rooks, colour[2], type[6];
-	int us = b->stm, h, side, i;
+	const pf_board *b = hist[0];
+	uint64_t planes[13 * PF_LC0_HISTORY], rooks;
+	int f = v->input_format != 0 ? v->input_format : PF_LC0_CLASSIC;
+	int us = b->stm, side, i;
 	uint8_t *p;
 
 	memset(out, 0, PF_LC0_V6_SIZE);
 	pf_put32(out, 6);
-	pf_put32(out + 4, 1);
+	pf_put32(out + 4, (uint32_t)f);
 	for (i = 0; i < PF_LC0_POLICY_SIZE; i++)
 		pf_putf32(out + 8 + 4 * i, v->probabilities[i]);
-	p = out + 7440;
-	/* Every history position is seen from the side to move of the
-	   current one, as lc0 encodes it. */
-	for (h = 0; h < PF_LC0_HISTORY && h < nhist; h++) {
-		put_pieces(p, h, hist[h]->by_colour, hist[h]->by_type, us);
-		if (rep[h])
-			pf_put64(p + 8 * (h * 13 + 12), ~0ULL);
-	}
-	/* The rest, as lc0's FEN_ONLY fill has it: copies of the oldest
-	   position known, its double push taken back. */
-	if (nhist < PF_LC0_HISTORY && !is_startpos(old)) {
-		memcpy(colour, old->by_colour, sizeof(colour));
-		memcpy(type, old->by_type, sizeof(type));
-		if (old->ep != PF_SQ_NONE) {
-			int c = !old->stm, now = c == PF_WHITE ? old->ep + 8 :
-			    old->ep - 8, was = c == PF_WHITE ? old->ep - 8 :
-			    old->ep + 8;
-			uint64_t move = 1ULL << now | 1ULL << was;
-
-			colour[c] ^= move;
-			type[PF_PAWN] ^= move;
-		}
-		for (h = nhist; h < PF_LC0_HISTORY; h++) {
-			put_pieces(p, h, colour, type, us);
-			if (rep[nhist - 1])
-				pf_put64(p + 8 * (h * 13 + 12), ~0ULL);
-		}
+	memset(planes, 0, sizeof(planes));
+	put_history(planes, hist, rep, nhist, f);
+	for (i = 0; i < 13 * PF_LC0_HISTORY; i++) {
+		if (v->transform != 0 && planes[i] != 0 && planes[i] != ~0ULL)
+			planes[i] = apply(planes[i], v->transform);
+		pf_put64(out + 7440 + 8 * i, reverse_bytes_bits(planes[i]));
 	}
 	/* Castling: a right is held while a castling rook is left on the
-	   king's side (oo) or the other (ooo) of the back rank. */
+	   king's side (oo) or the other (ooo) of the back rank; format 1
+	   writes 1, the others 1 << the rook's file. */
 	for (side = 0; side < 2; side++) {
 		int c = side == 0 ? us : !us;
 		int ksq = b->king_sq[c];
-		uint64_t rank = c == PF_WHITE ? 0xFFULL : 0xFFULL << 56;
+		uint64_t rank = c == PF_WHITE ? 0xFFULL : 0xFFULL << 56, ooo, oo;
 
 		rooks = b->castle_rooks & b->by_colour[c] & rank;
-		out[8272 + side * 2] = (rooks & ((1ULL << ksq) - 1)) != 0;
-		out[8273 + side * 2] = (rooks & ~((2ULL << ksq) - 1)) != 0;
+		ooo = rooks & ((1ULL << ksq) - 1);
+		oo = rooks & ~((2ULL << ksq) - 1);
+		if (f == PF_LC0_CLASSIC) {
+			out[8272 + side * 2] = ooo != 0;
+			out[8273 + side * 2] = oo != 0;
+		} else {
+			out[8272 + side * 2] = ooo ? (uint8_t)(1u <<
+			    (__builtin_ctzll(ooo) & 7)) : 0;
+			out[8273 + side * 2] = oo ? (uint8_t)(1u <<
+			    (__builtin_ctzll(oo) & 7)) : 0;
+		}
 	}
-	out[8276] = us == PF_BLACK;
+	if (f >= PF_LC0_CANONICAL) {
+		if (b->ep != PF_SQ_NONE)
+			out[8276] = (uint8_t)(1u << pf_lc0_square(b->ep & 7,
+			    v->transform & PF_LC0_FLIP));
+		out[8278] = (uint8_t)(v->transform | (us == PF_BLACK) << 7);
+	} else
+		out[8276] = us == PF_BLACK;
 	out[8277] = b->rule50;
 	p = out + 8280;
 	pf_putf32(p, v->root_q);

@@ -1,32 +1,62 @@
 /*
  * lc0.h - lczero-training's V6TrainingData record (8356 bytes,
  * little-endian, as lc0 writes it and lczero-training's chunkparser reads
- * it), input format 1 (classical planes):
+ * it), in lc0's input formats 1 to 5:
  *
- *      0 u32 version (6)          4 u32 input_format (1)
+ *      0 u32 version (6)          4 u32 input_format
  *      8 f32 probabilities[1858]: the policy target over lczero-training's
- *            policy index (policyindex.h); -1 for illegal moves
- *   7440 u64 planes[104]: 8 positions (this one, then the 7 before it) of
- *            13 planes: the side to move's pawns, knights, bishops,
- *            rooks, queens, king, the other side's, and a plane of ones
- *            when the position occurred before; from the side to move's
- *            view (the board mirrored by rank when black moves), a1 = bit
- *            0 of the square set with the bits of each byte reversed, as
- *            lc0 writes them (ReverseBitsInBytes).  Where the history
- *            runs out, as lc0 fills it (FillEmptyHistory::FEN_ONLY, its
- *            default): zeros when the oldest position known is the
- *            standard start position, else copies of that position
- *            (its repetition plane too), with the double push that made
- *            its en passant square, if any, taken back
+ *            policy index (policyindex.h), through the position's
+ *            transform; -1 for illegal moves
+ *   7440 u64 planes[104]: 8 history slots (this position, then the ones
+ *            before it) of 13 planes: the side to move's pawns, knights,
+ *            bishops, rooks, queens, king, the other side's, and a plane
+ *            of ones when the position occurred before; from the side to
+ *            move's view (the board mirrored by rank when black moves),
+ *            then through the transform, a1 = bit 0 of the square set
+ *            with the bits of each byte reversed, as lc0 writes them
+ *            (ReverseBitsInBytes)
  *   8272 u8  castling_us_ooo, castling_us_oo, castling_them_ooo,
- *            castling_them_oo (1 when the right is held)
- *   8276 u8  side_to_move (input format 1: 1 when black moves)
- *   8277 u8  rule50_count     8278 u8 invariance_info (0)   8279 u8 dummy
+ *            castling_them_oo: format 1, 1 when the right is held; 2 to 5,
+ *            1 << the file of the rook that holds it
+ *   8276 u8  side_to_move_or_enpassant: formats 1 and 2, 1 when black
+ *            moves; 3 to 5, 1 << the file of the en passant square (0
+ *            without one), through the transform
+ *   8277 u8  rule50_count
+ *   8278 u8  invariance_info: formats 3 to 5, the transform, + 128 when
+ *            black moves; else 0
+ *   8279 u8  dummy
  *   8280 f32 root_q, best_q, root_d, best_d, root_m, best_m, plies_left,
  *            result_q, result_d, played_q, played_d, played_m, orig_q,
  *            orig_d, orig_m (side to move's view)
  *   8340 u32 visits   8344 u16 played_idx   8346 u16 best_idx
  *   8348 f32 policy_kld       8352 u32 reserved
+ *
+ * The formats (lc0's NetworkFormat::InputFormat; in lczero-training's
+ * model.input_type):
+ *   1 classic         the classical planes
+ *   2 frc_castling    castling as rook files (Chess960)
+ *   3 canonical       as 2, with the en passant file in place of the side
+ *                     to move; without castling rights, a transform
+ *                     (policyindex.h) that puts the side to move's king
+ *                     on the e to h files and, without pawns, on ranks 1
+ *                     to 4 on or below the a8-h1 diagonal (on it, the
+ *                     smaller of the two reflections, as lc0 compares
+ *                     them); history that stops at a change of castling
+ *                     rights, before a position with an en passant
+ *                     square, and after a capture or a pawn move
+ *   4 canonical_100   as 3; the trainer reads rule50 in hundreds
+ *   5 canonical_v2    as 4, and the history slots after the first hold
+ *                     only positions that occurred before (repeats),
+ *                     looking back to the last capture or pawn move
+ * All of it as lc0's src/neural/encoder.cc (EncodePositionForNN) and
+ * src/trainingdata/trainingdata.cc write it.  Where the history runs
+ * out, it is filled as lc0 fills it (FillEmptyHistory::FEN_ONLY, its
+ * default): nothing after the standard start position, else copies of the
+ * oldest position known (its repetition plane too), with the double push
+ * that made its en passant square, if any, taken back; the canonical
+ * formats' stops apply to the copies as to the positions.  Format 5 with
+ * an oldest position that neither occurred before nor follows a capture
+ * or pawn move has no copies (lc0's loop would not end).
  *
  * Nothing here prints or exits.
  */
@@ -39,9 +69,21 @@
 #include "policyindex.h"
 
 #define PF_LC0_V6_SIZE		8356
-#define PF_LC0_HISTORY		8
+#define PF_LC0_HISTORY		8	/* history slots */
+#define PF_LC0_LOOKBACK		257	/* positions format 5 may look at:
+					   this one and 256 before it */
+
+enum {
+	PF_LC0_CLASSIC = 1,
+	PF_LC0_FRC_CASTLING,
+	PF_LC0_CANONICAL,
+	PF_LC0_CANONICAL_100,
+	PF_LC0_CANONICAL_V2
+};
 
 typedef struct pf_lc0_v6 {
+	int input_format;	/* PF_LC0_*, 0: PF_LC0_CLASSIC */
+	int transform;		/* pf_lc0_transform of the position */
 	float probabilities[PF_LC0_POLICY_SIZE];
 	float root_q, best_q, root_d, best_d, root_m, best_m, plies_left;
 	float result_q, result_d, played_q, played_d, played_m;
@@ -51,11 +93,25 @@ typedef struct pf_lc0_v6 {
 	float policy_kld;
 } pf_lc0_v6;
 
+/* The input format a name ("classic", ..., "canonical_v2") or a number
+   ("1" to "5") gives, or 0. */
+int	pf_lc0_input_format(const char *name);
+/* The name of input format f, or NULL. */
+const char *pf_lc0_input_name(int f);
+
+/*
+ * The transform (policyindex.h) input format f sees b through: 0 for
+ * formats 1 and 2 and wherever a castling right is held.  The policy
+ * indices of a record are pf_lc0_index_tf(m, black, transform).
+ */
+int	pf_lc0_transform(const pf_board *b, int f);
+
 /*
  * Encode: hist[0] is the position, hist[1..nhist) the ones before it,
- * most recent first (1 <= nhist <= PF_LC0_HISTORY; fewer are filled as
- * above); rep[i] is 1 when hist[i] occurred earlier in the game.  The targets
- * come from v.
+ * most recent first, consecutive plies of one game (1 <= nhist; formats
+ * 1 to 4 look at PF_LC0_HISTORY of them, format 5 at up to
+ * PF_LC0_LOOKBACK); rep[i] is 1 when hist[i] occurred earlier in the
+ * game.  The format, the transform and the targets come from v.
  */
 void	pf_lc0_v6_encode(const pf_board *const *hist, const int *rep,
 	    int nhist, const pf_lc0_v6 *v, uint8_t out[PF_LC0_V6_SIZE]);

@@ -88,7 +88,25 @@ build_table(void)
 }
 
 int
+pf_lc0_square(int sq, int transform)
+{
+	if (transform & PF_LC0_FLIP)
+		sq ^= 7;
+	if (transform & PF_LC0_MIRROR)
+		sq ^= 56;
+	if (transform & PF_LC0_TRANSPOSE)
+		sq = (7 - (sq & 7)) * 8 + 7 - (sq >> 3);
+	return sq;
+}
+
+int
 pf_lc0_index(pf_move m, int black_to_move)
+{
+	return pf_lc0_index_tf(m, black_to_move, 0);
+}
+
+int
+pf_lc0_index_tf(pf_move m, int black_to_move, int transform)
 {
 	int from = PF_MOVE_FROM(m), to = PF_MOVE_TO(m), d;
 
@@ -96,6 +114,10 @@ pf_lc0_index(pf_move m, int black_to_move)
 	if (black_to_move) {
 		from ^= 56;
 		to ^= 56;
+	}
+	if (transform != 0) {
+		from = pf_lc0_square(from, transform);
+		to = pf_lc0_square(to, transform);
 	}
 	if (PF_MOVE_KIND(m) == PF_MK_PROMOTION) {
 		d = (to & 7) - (from & 7) + 1;

@@ -36,6 +36,23 @@
 int		 pf_lc0_index(pf_move m, int black_to_move);
 
 /*
+ * lc0's canonical input formats (3 to 5) may see a position through a
+ * transform, bits of: PF_LC0_FLIP, the files reversed (a <-> h);
+ * PF_LC0_MIRROR, the ranks (1 <-> 8); PF_LC0_TRANSPOSE, the board
+ * reflected in its a8-h1 diagonal (a1 <-> h8, b1 <-> h7).  They apply in
+ * that order, after black's mirroring, as lc0's Transform (src/neural/
+ * encoder.cc) applies them to planes and to policy indices.
+ */
+#define PF_LC0_FLIP		1
+#define PF_LC0_MIRROR		2
+#define PF_LC0_TRANSPOSE	4
+
+/* Square sq (a1 = 0) through transform. */
+int		 pf_lc0_square(int sq, int transform);
+/* pf_lc0_index of m seen through transform. */
+int		 pf_lc0_index_tf(pf_move m, int black_to_move, int transform);
+
+/*
  * The text of entry idx of lc0's list, from white's view ("a1b1",
  * "a7a8q"), or NULL when idx is not 0 to PF_LC0_POLICY_SIZE - 1.  The
  * string is static: it stays valid for the life of the program.

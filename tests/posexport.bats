@@ -131,6 +131,58 @@ pl = np.unpackbits(np.frombuffer(d[7440:7440 + 832], np.uint8)).reshape(104, 64)
 print(int(pl[13 + 6][53]), int(pl[13 + 6][37]), int(pl[6][37]), int(pl[6][53]))"
 	assert_success
 	assert_output "1 0 1 0"
+	# the same in lc0's other input formats: Chess960 castling as rook
+	# files, en passant squares that stop canonical history
+	for f in 2 5; do
+		run posexport -F lc0 --input-type $f -o "mid.$f" mid.pos
+		assert_success
+		run "$PY" "$TOP/tests/tools/lc0_check.py" "mid.$f" mid.pos $f
+		assert_success
+	done
+}
+
+@test "lc0 --input-type: lc0's input formats 1 to 5 (castling as rook files, en passant, transforms, canonical and v2 history) read back as lc0 writes them" {
+	d="$BATS_FILE_TMPDIR"
+	# the bundled games in format 3 (transforms of real games: flips)
+	run posexport -F lc0 --input-type canonical -o c3 "$d/rich.pos"
+	assert_success
+	run "$PY" "$TOP/tests/tools/lc0_check.py" c3 "$d/rich.pos" 3
+	assert_success
+	assert_line --regexp '^lc0: input format 3: [1-9][0-9]* transformed,'
+	# testdata/lc0/canonical.pgn: a rook shuffling in a pawnless ending
+	# from a FEN with a clock, knights and rooks shuffling in the
+	# opening (repeats, castling rights lost), castling from a FEN with
+	# a clock, and 341 random pawnless positions (some symmetric in the
+	# a8-h1 diagonal, so lc0's tie-breaks decide), each played on six
+	# plies by Stockfish at depth 1; ply 9 dropped, so history runs out
+	# after a gap too
+	pgn2pos "$TESTDATA/lc0/canonical.pgn" 2>/dev/null |
+		uci-eval -e "$(stockfish_path)" -d 1 -m all 2>/dev/null |
+		softtarget 2>/dev/null | posfilter 'ply != 9' 2>/dev/null > can.pos
+	for f in 1 frc_castling 3 canonical_100 5; do
+		run posexport -F lc0 --input-type $f -o "can.$f" can.pos
+		assert_success
+		n=$f
+		case $f in frc_castling) n=2 ;; canonical_100) n=4 ;; esac
+		run "$PY" "$TOP/tests/tools/lc0_check.py" "can.$f" can.pos $n
+		assert_success
+		assert_line --regexp '^lc0: 2045 records in 342 chunks read back as the records \([1-9][0-9]* with filled history\)$'
+		# every record with a move but 299 is transformed; format 5
+		# finds repeats further back than the ply before
+		[ $n -lt 3 ] || assert_line --regexp "^lc0: input format $n: 1746 transformed, "
+		[ $n -lt 5 ] || assert_line --regexp "^lc0: input format 5: 1746 transformed, [1-9][0-9]* with a repeat further back"
+	done
+}
+
+@test "lc0 --input-type: an unknown type, or a format other than lc0, is a usage error" {
+	printf '%s\n' "startpos game=1 ply=0 move=e2e4 result=1-0 eval=cp:30" | "$MKREC" > one.pos
+	run posexport -F lc0 --input-type canonical_v2_armageddon -o x one.pos
+	assert_failure 2
+	assert_line "posexport: --input-type canonical_v2_armageddon: classic, frc_castling, canonical, canonical_100 or canonical_v2 (or 1 to 5)"
+	run posexport -F npy --input-type 3 -o x one.pos
+	assert_failure 2
+	assert_line "posexport: --input-type is lc0's input format: -F npy has none"
+	[ ! -e x ]
 }
 
 @test "records a format cannot hold: skipped and counted; --require makes each an error; unknown results counted" {
