@@ -65,6 +65,7 @@ struct pf_export {
 		pf_board board;
 		uint16_t ply;
 		int rep;
+		int ep_only;	/* an en passant square for lc0 alone */
 		pf_lc0_v6 v;
 	} *game;
 	int ngame;
@@ -453,9 +454,9 @@ static int
 lc0_flush(pf_export *x)
 {
 	uint8_t *rec = x->rec;
-	const pf_board *hist[PF_LC0_LOOKBACK];
+	const pf_board *hist[PF_LC0_LOOKBACK + 1];
 	char path[PATH_MAX], tmp[PATH_MAX];
-	int rep[PF_LC0_LOOKBACK], i, h, n, end, look;
+	int rep[PF_LC0_LOOKBACK + 1], i, h, n, end, look;
 	gzFile gz;
 
 	if (x->ngame == 0)
@@ -470,8 +471,10 @@ lc0_flush(pf_export *x)
 		return fail(x, "%s: %s", tmp, strerror(errno));
 	/* moves left: to the game's end as far as the input shows it */
 	end = x->game[n - 1].ply + 1;
-	look = x->o.lc0_input == PF_LC0_CANONICAL_V2 ? PF_LC0_LOOKBACK :
-	    PF_LC0_HISTORY;
+	/* the positions the format looks at, and the one before the last
+	   of them (its en passant square for lc0) */
+	look = (x->o.lc0_input == PF_LC0_CANONICAL_V2 ? PF_LC0_LOOKBACK :
+	    PF_LC0_HISTORY) + 1;
 	for (i = 0; i < n; i++) {
 		int nh;
 
@@ -538,8 +541,12 @@ lc0_put(pf_export *x, const pf_record *rec, int *why)
 	memset(g, 0, sizeof(*g));
 	g->board = e.board;
 	g->ply = e.ply;
-	for (i = 0; i < x->ngame; i++)
-		if (x->game[i].board.key == e.board.key)
+	/* a repeat: the same position earlier in the game, for lc0 (whose
+	   boards differ by an en passant square this one need not have) */
+	g->ep_only = x->ngame > 0 && x->game[x->ngame - 1].ply + 1 == e.ply &&
+	    pf_lc0_ep(&e.board, &x->game[x->ngame - 1].board) != e.board.ep;
+	for (i = 0; i < x->ngame && !g->ep_only; i++)
+		if (x->game[i].board.key == e.board.key && !x->game[i].ep_only)
 			g->rep = 1;
 	black = e.board.stm == PF_BLACK;
 	g->v.input_format = x->o.lc0_input;

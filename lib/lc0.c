@@ -183,6 +183,41 @@ put_pieces(uint64_t *p, const pf_board *b, int us, int undo)
 		}
 }
 
+int
+pf_lc0_ep(const pf_board *b, const pf_board *prev)
+{
+	uint64_t gone, came, beside;
+	int c, from, to;
+
+	if (b->ep != PF_SQ_NONE || prev == NULL)
+		return b->ep;
+	c = prev->stm;
+	gone = prev->by_type[PF_PAWN] & prev->by_colour[c] &
+	    ~(b->by_type[PF_PAWN] & b->by_colour[c]);
+	came = b->by_type[PF_PAWN] & b->by_colour[c] &
+	    ~(prev->by_type[PF_PAWN] & prev->by_colour[c]);
+	if (gone == 0 || (gone & (gone - 1)) != 0 || came == 0 ||
+	    (came & (came - 1)) != 0)
+		return PF_SQ_NONE;
+	from = __builtin_ctzll(gone);
+	to = __builtin_ctzll(came);
+	if (to - from != (c == PF_WHITE ? 16 : -16) || from >> 3 != (c ==
+	    PF_WHITE ? 1 : 6))
+		return PF_SQ_NONE;
+	beside = ((to & 7) > 0 ? 1ULL << (to - 1) : 0) |
+	    ((to & 7) < 7 ? 1ULL << (to + 1) : 0);
+	if ((beside & b->by_type[PF_PAWN] & b->by_colour[!c]) == 0)
+		return PF_SQ_NONE;
+	return (from + to) / 2;
+}
+
+/* pf_lc0_ep of hist[k]. */
+static int
+lc0_ep(const pf_board *const *hist, int k, int nhist)
+{
+	return pf_lc0_ep(hist[k], k + 1 < nhist ? hist[k + 1] : NULL);
+}
+
 /* The history slots, as lc0's EncodePositionNoTransform fills them. */
 static void
 put_history(uint64_t *planes, const pf_board *const *hist, const int *rep,
@@ -203,7 +238,7 @@ put_history(uint64_t *planes, const pf_board *const *hist, const int *rep,
 		/* castling rights cannot come back, nor an en passant
 		   square repeat */
 		if (canon && k > 0 && (pb->castle_rooks != b->castle_rooks ||
-		    pb->ep != PF_SQ_NONE))
+		    (fill ? pb->ep : lc0_ep(hist, k, nhist)) != PF_SQ_NONE))
 			break;
 		if (fill && is_startpos(old))
 			break;
@@ -267,8 +302,10 @@ pf_lc0_v6_encode(const pf_board *const *hist, const int *rep, int nhist,
 		}
 	}
 	if (f >= PF_LC0_CANONICAL) {
-		if (b->ep != PF_SQ_NONE)
-			out[8276] = (uint8_t)(1u << pf_lc0_square(b->ep & 7,
+		int ep = lc0_ep(hist, 0, nhist);
+
+		if (ep != PF_SQ_NONE)
+			out[8276] = (uint8_t)(1u << pf_lc0_square(ep & 7,
 			    v->transform & PF_LC0_FLIP));
 		out[8278] = (uint8_t)(v->transform | (us == PF_BLACK) << 7);
 	} else

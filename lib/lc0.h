@@ -20,7 +20,7 @@
  *            1 << the file of the rook that holds it
  *   8276 u8  side_to_move_or_enpassant: formats 1 and 2, 1 when black
  *            moves; 3 to 5, 1 << the file of the en passant square (0
- *            without one), through the transform
+ *            without one; lc0's, pf_lc0_ep), through the transform
  *   8277 u8  rule50_count
  *   8278 u8  invariance_info: formats 3 to 5, the transform, + 128 when
  *            black moves; else 0
@@ -107,11 +107,22 @@ const char *pf_lc0_input_name(int f);
 int	pf_lc0_transform(const pf_board *b, int f);
 
 /*
+ * The en passant square lc0's board has in b, prev the position before it
+ * (NULL when unknown), or PF_SQ_NONE.  lc0 sets one after every double
+ * push beside an enemy pawn (ChessBoard::ApplyMove); a pf_board keeps it
+ * only where a legal capture exists.  Without prev (a FEN), b's own.  Two
+ * positions are the same for lc0's repetitions only when neither has one
+ * beyond b's own.
+ */
+int	pf_lc0_ep(const pf_board *b, const pf_board *prev);
+
+/*
  * Encode: hist[0] is the position, hist[1..nhist) the ones before it,
  * most recent first, consecutive plies of one game (1 <= nhist; formats
- * 1 to 4 look at PF_LC0_HISTORY of them, format 5 at up to
- * PF_LC0_LOOKBACK); rep[i] is 1 when hist[i] occurred earlier in the
- * game.  The format, the transform and the targets come from v.
+ * 1 to 4 look at PF_LC0_HISTORY of them and the one before (for its en
+ * passant square, pf_lc0_ep), format 5 at up to PF_LC0_LOOKBACK); rep[i]
+ * is 1 when hist[i] occurred earlier in the game, for lc0 (pf_lc0_ep).
+ * The format, the transform and the targets come from v.
  */
 void	pf_lc0_v6_encode(const pf_board *const *hist, const int *rep,
 	    int nhist, const pf_lc0_v6 *v, uint8_t out[PF_LC0_V6_SIZE]);

@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import posflow                       # noqa: E402
-from loader_check import LC0, lc0_index, pieces, fail   # noqa: E402
+from loader_check import LC0, lc0_index, pieces, fail, sq   # noqa: E402
 
 NAMES = {i: n for n, i in LC0.items()}
 
@@ -131,10 +131,34 @@ def piece_planes(fen, us, undo_ep=False):
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq"
 
 
-def history_planes(hist, reps, us, fmt, t):
+def lc0_ep(fen, prev):
+    """The en passant square lc0's board has in fen (a name or "-"), prev
+    the FEN before it or None: lc0's ApplyMove sets one after every
+    double push beside an enemy pawn, legal capture or not; a FEN's
+    own where the move is unknown."""
+    ep = fen.split()[3]
+    if ep != "-" or prev is None:
+        return ep
+    c = 0 if prev.split()[1] == "w" else 1
+    before = {s for s, col, r in pieces(prev) if col == c and r == 0}
+    after = {s for s, col, r in pieces(fen) if col == c and r == 0}
+    gone, came = before - after, after - before
+    if len(gone) != 1 or len(came) != 1:
+        return "-"
+    fr, to = gone.pop(), came.pop()
+    if to - fr != (16 if c == 0 else -16) or fr // 8 != (1 if c == 0 else 6):
+        return "-"
+    enemy = {s for s, col, r in pieces(fen) if col != c and r == 0}
+    if not any(s in enemy and s // 8 == to // 8 and abs(s % 8 - to % 8) == 1
+               for s in (to - 1, to + 1)):
+        return "-"
+    return sq((fr + to) // 2)
+
+
+def history_planes(hist, reps, eps, us, fmt, t):
     """The 8 x 13 planes lc0 writes for hist (this position first, then
     the ones before it, consecutive plies), reps[i] when hist[i] occurred
-    before in the game: EncodePositionNoTransform read from lc0's code
+    before in the game, eps[i] its en passant square for lc0: EncodePositionNoTransform read from lc0's code
     (formats 3 to 5 stop at a change of castling rights, at an en passant
     square and after a zeroing move; 5 keeps only repeats after slot 0),
     and where hist runs out lc0's FEN_ONLY fill: nothing after the
@@ -150,7 +174,8 @@ def history_planes(hist, reps, us, fmt, t):
         rep = reps[-1] if fill else reps[k]
         f = fen.split()
         k += 1
-        if canon and k > 1 and (f[2] != cur[2] or f[3] != "-"):
+        if canon and k > 1 and (f[2] != cur[2] or
+                                (f[3] if fill else eps[k - 1]) != "-"):
             break
         if fill and " ".join(f[:3]) == START:
             break
@@ -213,7 +238,7 @@ def main(chunkdir, stream, fmt=1):
     if len(rows) != len(recs):
         fail("%d rows, %d records with a move" % (len(rows), len(recs)))
     hist, reps, seen = [], [], set()
-    fills = transformed = deep = 0
+    fills = transformed = deep = eponly = 0
     for j, ((f, i, glen, row), rec) in enumerate(zip(rows, recs)):
         (ver, rfmt, probs, planes, us_ooo, us_oo, them_ooo, them_oo, stm,
          r50, inv, dummy, root_q, best_q, root_d, best_d, root_m, best_m,
@@ -230,12 +255,28 @@ def main(chunkdir, stream, fmt=1):
             fail("version/format %d/%d" % (ver, rfmt))
         if r50 != int(fl[4]):
             fail("%s: rule50 %d" % (fen, r50))
+        # the history: this game's records of the plies before, as far
+        # as they run on; a repeat: the position earlier in the game, for
+        # lc0 (a position with an en passant square only lc0 sets is new)
+        if i == 0:
+            seen = set()
+        if i == 0 or rec["ply"] != prev_ply + 1:
+            hist, reps, eps = [], [], []
+        ep = lc0_ep(fen, hist[0] if hist else None)
+        key = " ".join(fl[:4])
+        hist = [fen] + hist[:256]
+        reps = [ep == fl[3] and key in seen] + reps[:256]
+        eps = [ep] + eps[:256]
+        if ep == fl[3]:
+            seen.add(key)
+        prev_ply = rec["ply"]
+        eponly += ep != fl[3]
         # side to move, or (3 to 5) the en passant file through the
         # transform, with the transform and the side in invariance_info
         if fmt >= 3:
             want = 0
-            if fl[3] != "-":
-                want = 1 << tf_square("abcdefgh".index(fl[3][0]), t & FLIP)
+            if ep != "-":
+                want = 1 << tf_square("abcdefgh".index(ep[0]), t & FLIP)
             if stm != want or inv != t | us << 7:
                 fail("%s: en passant byte %d, invariance %d (transform %d)"
                      % (fen, stm, inv, t))
@@ -262,18 +303,7 @@ def main(chunkdir, stream, fmt=1):
         if not np.allclose(p, want, atol=1e-7):
             fail("%s: probabilities differ (transform %d)" % (fen, t))
         pl = np.unpackbits(np.frombuffer(planes, np.uint8)).reshape(104, 64)
-        # the history: this game's records of the plies before, as far
-        # as they run on; a repeat: the position earlier in the game
-        if i == 0:
-            seen = set()
-        if i == 0 or rec["ply"] != prev_ply + 1:
-            hist, reps = [], []
-        key = " ".join(fl[:4])
-        hist = [fen] + hist[:256]
-        reps = [key in seen] + reps[:256]
-        seen.add(key)
-        prev_ply = rec["ply"]
-        want = history_planes(hist, reps, us, fmt, t)
+        want = history_planes(hist, reps, eps, us, fmt, t)
         for h in range(8):
             if not np.array_equal(pl[13 * h:13 * h + 13], want[h]):
                 fail("%s: history slot %d differs (%d known, format %d, "
@@ -300,7 +330,8 @@ def main(chunkdir, stream, fmt=1):
           "(%d with filled history)" % (len(rows), len(files), fills))
     if fmt >= 3:
         print("lc0: input format %d: %d transformed, %d with a repeat "
-              "further back than the last ply" % (fmt, transformed, deep))
+              "further back than the last ply, %d with an en passant "
+              "square for lc0 alone" % (fmt, transformed, deep, eponly))
 
 
 main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1)

@@ -5,7 +5,8 @@
  * EncodeEndGameKingOnDiagonalFormat3, EncodeEarlyGameFlipFormat3,
  * EncodeEnpassantFormat3, CompactHistoryForNN.ListsTheMostPositions),
  * read out of the record bytes as lczero-training reads them; the
- * transformed policy index; the input formats' names.
+ * transformed policy index; lc0's en passant square; the input formats'
+ * names.
  */
 #include <stdint.h>
 #include <string.h>
@@ -263,6 +264,31 @@ test_v2(void)
 	    "format 3: the last eight plies, repeats marked");
 }
 
+/* A double push beside an enemy pawn whose capture would expose its king:
+   lc0's board keeps the en passant square (ApplyMove), a pf_board does
+   not. */
+static void
+test_lc0_ep(void)
+{
+	static const char *const pin[] = { "d7d5", NULL };
+	static const char *const lone[] = { "a7a5", NULL };
+	static uint8_t out[PF_LC0_V6_SIZE];
+	struct game g;
+	int t;
+
+	play(&g, "4k3/p2p4/8/1KP4r/8/8/8/8 b - - 0 1", pin);
+	CHECK(g.b[1].ep == PF_SQ_NONE && pf_lc0_ep(&g.b[1], &g.b[0]) == 43 &&
+	    pf_lc0_ep(&g.b[1], NULL) == PF_SQ_NONE,
+	    "pf_lc0_ep: d6 after d7d5 beside a pinned c5 pawn; none without "
+	    "the position before");
+	encode(&g, PF_LC0_CANONICAL, out, &t);
+	CHECK(t == PF_LC0_FLIP && out[8276] == 1 << 4,
+	    "format 3: its file d, flipped to e");
+	play(&g, "4k3/p2p4/8/1KP4r/8/8/8/8 b - - 0 1", lone);
+	CHECK(pf_lc0_ep(&g.b[1], &g.b[0]) == PF_SQ_NONE,
+	    "pf_lc0_ep: no square after a double push with no pawn beside");
+}
+
 static void
 test_names(void)
 {
@@ -286,6 +312,7 @@ main(void)
 	test_early_flip();
 	test_enpassant();
 	test_v2();
+	test_lc0_ep();
 	test_names();
 	return t_done();
 }
