@@ -26,6 +26,7 @@
 #include "posflow.h"
 #include "binpack.h"
 #include "filter.h"
+#include "lc0.h"
 #include "sfentry.h"
 #include "sfformats.h"
 
@@ -93,14 +94,27 @@ follows(struct run *R, const pf_sfentry *e)
 	return after.key == e->board.key;
 }
 
+/* lc0: the evaluation with W/D/L and best move, and the policy, in place
+   of the score alone. */
+static int
+lc0_exts(struct run *R, const pf_lc0_entry *lc)
+{
+	pf_extbuf_reset(&R->eb);
+	if (pf_lc0_entry_exts(lc, &R->eb) == -1)
+		return -1;
+	R->pend.ext = R->eb.data;
+	R->pend.ext_len = (uint32_t)R->eb.len;
+	return 0;
+}
+
 /*
- * One entry.  link: 1 the entry continues the pending record's game (a
+ * One entry (lc, for lc0, its W/D/L, best move and policy).  link: 1 the entry continues the pending record's game (a
  * binpack chain says so), -1 it starts a game whatever it follows (a
  * viriformat game's first position), 0 it continues the game when it is
  * the position after the pending record's move, one ply on.
  */
 static void
-take(struct run *R, const pf_sfentry *e, int link)
+take(struct run *R, const pf_sfentry *e, int link, const pf_lc0_entry *lc)
 {
 	uint8_t packed[PF_PACKED_SIZE], prev[PF_PACKED_SIZE];
 	pf_move prev_move = PF_MOVE_NONE;
@@ -122,7 +136,8 @@ take(struct run *R, const pf_sfentry *e, int link)
 		game = XXH64(packed, sizeof(packed), ++R->games);
 	}
 	if (pf_sfentry_to_record(e, game, follows_it ? prev : NULL,
-	    prev_move, &R->eb, &R->pend) == -1) {
+	    prev_move, &R->eb, &R->pend) == -1 || (lc != NULL &&
+	    lc0_exts(R, lc) == -1)) {
 		pf_warn("out of memory");
 		R->f->status = PF_EXIT_DATA;
 		R->f->stop = 1;
@@ -176,7 +191,7 @@ read_binpack(struct run *R, int fd)
 			flush_pending(R, 1);
 			continue;
 		}
-		take(R, &e, pf_binpack_reader_chained(r));
+		take(R, &e, pf_binpack_reader_chained(r), NULL);
 	}
 	pf_binpack_reader_free(r);
 }
@@ -246,7 +261,7 @@ dec_fixed(struct run *R, const uint8_t *p, size_t len, int eof,
 		damage(R, offset, err);
 		return 0;
 	}
-	take(R, &e, 0);
+	take(R, &e, 0, NULL);
 	return 1;
 }
 
@@ -265,7 +280,7 @@ dec_plain(struct run *R, const uint8_t *p, size_t len, int eof,
 		return 0;
 	}
 	if (rc == 1)
-		take(R, &e, 0);
+		take(R, &e, 0, NULL);
 	return rc;
 }
 
@@ -302,7 +317,7 @@ dec_viri(struct run *R, const uint8_t *p, size_t len, int eof,
 			damage(R, offset + off, err);
 			break;
 		}
-		take(R, &e, first ? -1 : 1);
+		take(R, &e, first ? -1 : 1, NULL);
 		first = 0;
 	}
 	return 1;
@@ -348,6 +363,67 @@ read_blocks(struct run *R, int fd, decode_fn decode)
 	free(buf);
 }
 
+/*
+ * lc0's chunks: each chunk is a game (its records follow one another); the
+ * plies count from the chunk's first record, which V6 does not store.
+ */
+static void
+read_lc0(struct run *R, int fd)
+{
+	pf_lc0_reader *r;
+	pf_lc0_entry *lc;
+	pf_sfentry e;
+	uint8_t *rec;
+	char msg[768], err[256], rn[40];
+	const char *chunk;
+	int rc, first, ply = 0;
+
+	lc = malloc(sizeof(*lc));
+	rec = malloc(PF_LC0_V6_SIZE);
+	if (lc == NULL || rec == NULL || (r = pf_lc0_reader_open(fd)) ==
+	    NULL) {
+		pf_warn("out of memory");
+		R->f->status = PF_EXIT_DATA;
+		free(lc);
+		free(rec);
+		return;
+	}
+	while (!R->f->stop && (rc = pf_lc0_read(r, rec, &first)) != 0) {
+		chunk = pf_lc0_reader_chunk(r);
+		if (rc == 1 && first)
+			ply = 0;
+		if (rc == 1 && pf_lc0_v6_decode(rec, lc, err,
+		    sizeof(err)) == -1)
+			rc = -1;
+		else if (rc == -1)
+			snprintf(err, sizeof(err), "%s", pf_lc0_reader_error(r));
+		if (rc == -1) {
+			/* a game ends at its damage; the chunk's next records
+			   begin another */
+			snprintf(rn, sizeof(rn), "record %" PRIu64 ": ",
+			    pf_lc0_reader_recno(r));
+			snprintf(msg, sizeof(msg), "%s: %s%s%s%s", R->name,
+			    chunk ? chunk : "", chunk ? ": " : "",
+			    pf_lc0_reader_recno(r) ? rn : "", err);
+			damaged(R, msg);
+			flush_pending(R, 1);
+			ply++;
+			continue;
+		}
+		memset(&e, 0, sizeof(e));
+		e.board = lc->board;
+		e.board.fullmove = (uint16_t)(1 + ply / 2);
+		e.move = lc->move;
+		e.ply = (uint16_t)ply++;
+		e.result = (int8_t)lc->result;
+		e.score = pf_lc0_score(lc->q);
+		take(R, &e, first ? -1 : 0, lc);
+	}
+	pf_lc0_reader_free(r);
+	free(lc);
+	free(rec);
+}
+
 static void
 import_file(struct run *R, const char *path)
 {
@@ -368,6 +444,8 @@ import_file(struct run *R, const char *path)
 		read_blocks(R, fd, dec_plain);
 	else if (strcmp(R->o->format, "viriformat") == 0)
 		read_blocks(R, fd, dec_viri);
+	else if (strcmp(R->o->format, "lc0") == 0)
+		read_lc0(R, fd);
 	else
 		read_blocks(R, fd, dec_fixed);
 	/* games never span inputs */
@@ -377,7 +455,7 @@ import_file(struct run *R, const char *path)
 }
 
 static const char *const formats[] = { "binpack", "plain", "bin",
-	"marlinformat", "bulletformat", "viriformat" };
+	"marlinformat", "bulletformat", "viriformat", "lc0" };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
 static int

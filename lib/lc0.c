@@ -1,12 +1,16 @@
 /*
  * lc0.c - lczero-training's V6TrainingData record (lc0.h).
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ext.h"
 #include "lc0.h"
 #include "record.h"
+#include "sfentry.h"
+#include "target.h"
 
 static const char *const input_names[] = { NULL, "classic", "frc_castling",
 	"canonical", "canonical_100", "canonical_v2" };
@@ -331,4 +335,253 @@ pf_lc0_v6_encode(const pf_board *const *hist, const int *rep, int nhist,
 	pf_put16(out + 8344, v->played_idx);
 	pf_put16(out + 8346, v->best_idx);
 	pf_putf32(out + 8348, v->policy_kld);
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+/* The inverse of apply: each step is its own inverse, taken in reverse
+   order. */
+static uint64_t
+unapply(uint64_t v, int transform)
+{
+	if (transform & PF_LC0_TRANSPOSE)
+		v = transpose(v);
+	if (transform & PF_LC0_MIRROR)
+		v = mirror(v);
+	if (transform & PF_LC0_FLIP)
+		v = reverse_bytes_bits(v);
+	return v;
+}
+
+/*
+ * A castling byte of format 1 (0 or 1) or 2 to 5 (0 or 1 << file) as the
+ * rook's file, -1 none, -2 not a castling byte.  Format 1 names no file:
+ * the outermost rook of colour c on that side of its king, as X-FEN's K
+ * and Q do (a, h in standard chess), -2 when there is none.
+ */
+static int
+castle_file(const pf_board *b, uint8_t v, int f, int c, int ooo)
+{
+	uint64_t rank = c == PF_WHITE ? 0xFFULL : 0xFFULL << 56, rooks;
+	int k;
+
+	if (v == 0)
+		return -1;
+	if (f != PF_LC0_CLASSIC)
+		return (v & (v - 1)) != 0 ? -2 : __builtin_ctz(v);
+	if (v != 1)
+		return -2;
+	rooks = b->by_type[PF_ROOK] & b->by_colour[c] & rank;
+	k = b->by_type[PF_KING] & b->by_colour[c] & rank ?
+	    __builtin_ctzll(b->by_type[PF_KING] & b->by_colour[c] & rank) : -1;
+	if (k < 0)
+		return -2;
+	rooks &= ooo ? (1ULL << k) - 1 : ~((2ULL << k) - 1);
+	if (rooks == 0)
+		return -2;
+	return (ooo ? __builtin_ctzll(rooks) : 63 - __builtin_clzll(rooks)) &
+	    7;
+}
+
+int
+pf_lc0_v6_decode(const uint8_t rec[PF_LC0_V6_SIZE], pf_lc0_entry *e,
+    char *err, size_t errlen)
+{
+	uint64_t planes[26], seen = 0;
+	pf_board *b = &e->board;
+	uint32_t version = pf_get32(rec), f = pf_get32(rec + 4);
+	uint8_t inv = rec[8278];
+	int t = 0, us, i, side, file, idx, ep = PF_SQ_NONE;
+	double sum = 0;
+	float p;
+	char why[128];
+
+	memset(e, 0, sizeof(*e));
+	if (version != 6) {
+		snprintf(err, errlen, "version %u, not 6 (V6TrainingData)",
+		    version);
+		return -1;
+	}
+	if (f < PF_LC0_CLASSIC || f > PF_LC0_CANONICAL_V2) {
+		snprintf(err, errlen, "input format %u (1 to 5 are read)", f);
+		return -1;
+	}
+	e->input_format = (int)f;
+	if (f >= PF_LC0_CANONICAL) {
+		t = inv & 7;
+		us = inv >> 7 ? PF_BLACK : PF_WHITE;
+	} else if (rec[8276] > 1) {
+		snprintf(err, errlen, "side to move %u", rec[8276]);
+		return -1;
+	} else
+		us = rec[8276] ? PF_BLACK : PF_WHITE;
+	/* the first two slots' pieces, back to white's view */
+	for (i = 0; i < 26; i++) {
+		planes[i] = unapply(reverse_bytes_bits(pf_get64(rec + 7440 + 8 *
+		    i)), t);
+		if (us == PF_BLACK)
+			planes[i] = mirror(planes[i]);
+	}
+	pf_board_clear(b);
+	for (i = 0; i < 12; i++) {
+		uint64_t m = planes[i];
+
+		if (m & seen) {
+			snprintf(err, errlen, "two pieces on one square");
+			return -1;
+		}
+		seen |= m;
+		while (m) {
+			int sq = __builtin_ctzll(m);
+
+			m &= m - 1;
+			pf_board_put_piece(b, sq, PF_PIECE(i < 6 ? us : !us,
+			    i % 6));
+		}
+	}
+	b->stm = (uint8_t)us;
+	b->rule50 = rec[8277];
+	b->fullmove = 1;
+	/* castling: us_ooo, us_oo, them_ooo, them_oo */
+	for (side = 0; side < 4; side++) {
+		int c = side < 2 ? us : !us, ooo = side % 2 == 0;
+
+		if ((file = castle_file(b, rec[8272 + side], (int)f, c,
+		    ooo)) == -2) {
+			snprintf(err, errlen, "castling byte %u (%s %s)",
+			    rec[8272 + side], side < 2 ? "us" : "them",
+			    ooo ? "ooo" : "oo");
+			return -1;
+		}
+		if (file < 0)
+			continue;
+		b->castle_rooks |= 1ULL << (c == PF_WHITE ? file : 56 + file);
+		if (file != (ooo ? 0 : 7))
+			b->chess960 = 1;
+	}
+	/* en passant: the byte of formats 3 to 5, else a double push
+	   between the history's first slot and the position */
+	if (f >= PF_LC0_CANONICAL) {
+		uint8_t v = rec[8276];
+
+		if (v != 0) {
+			if ((v & (v - 1)) != 0) {
+				snprintf(err, errlen, "en passant byte %u", v);
+				return -1;
+			}
+			file = pf_lc0_square(__builtin_ctz(v), t & PF_LC0_FLIP);
+			ep = us == PF_WHITE ? 40 + file : 16 + file;
+		}
+	} else {
+		/* their pawns: gone from their second rank, come two
+		   squares on */
+		uint64_t gone = planes[13 + 6] & ~planes[6],
+		    came = planes[6] & ~planes[13 + 6];
+
+		if (gone != 0 && (gone & (gone - 1)) == 0 && came != 0 &&
+		    (came & (came - 1)) == 0) {
+			int from = __builtin_ctzll(gone),
+			    to = __builtin_ctzll(came);
+
+			if (us == PF_WHITE && from >> 3 == 6 && to == from - 16)
+				ep = from - 8;
+			else if (us == PF_BLACK && from >> 3 == 1 &&
+			    to == from + 16)
+				ep = from + 8;
+		}
+	}
+	b->ep = (uint8_t)ep;
+	pf_board_refresh(b);
+	if (b->king_sq[PF_WHITE] == b->king_sq[PF_BLACK] ||
+	    pf_board_validate(b, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "not a position: %s", why);
+		return -1;
+	}
+	/* the legal moves and their probabilities */
+	e->n = pf_gen_legal(b, e->moves);
+	for (i = 0; i < e->n; i++) {
+		idx = pf_lc0_index_tf(e->moves[i], us == PF_BLACK, t);
+		p = idx < 0 ? -1 : pf_getf32(rec + 8 + 4 * idx);
+		if (!(p >= 0 && p <= 1.0001f)) {
+			snprintf(err, errlen, "probability %g of a legal move",
+			    (double)p);
+			return -1;
+		}
+		e->prob[i] = p;
+		sum += p;
+		if (idx == pf_get16(rec + 8344))
+			e->move = e->moves[i];
+		if (idx == pf_get16(rec + 8346))
+			e->best = e->moves[i];
+	}
+	for (i = 0; i < e->n; i++)
+		e->prob[i] = sum > 0 ? e->prob[i] / sum : 1.0 / e->n;
+	if (e->move == PF_MOVE_NONE && e->n > 0) {
+		snprintf(err, errlen, "played_idx %u is no legal move",
+		    pf_get16(rec + 8344));
+		return -1;
+	}
+	p = pf_getf32(rec + 8308);
+	e->result = p > 0.5f ? 1 : p < -0.5f ? -1 : 0;
+	e->q = pf_getf32(rec + 8284);
+	e->d = pf_getf32(rec + 8292);
+	if (!(e->q >= -1.0001f && e->q <= 1.0001f && e->d >= -0.0001f &&
+	    e->d <= 1.0001f)) {
+		snprintf(err, errlen, "best_q %g, best_d %g", (double)e->q,
+		    (double)e->d);
+		return -1;
+	}
+	return 0;
+}
+
+int16_t
+pf_lc0_score(float q)
+{
+	double s;
+
+	if (q >= 1)
+		return 20000;
+	if (q <= -1)
+		return -20000;
+	s = 416.11539129 * log((1.0 + q) / (1.0 - q));
+	s = s > 20000 ? 20000 : s < -20000 ? -20000 : s;
+	return (int16_t)lround(s);
+}
+
+int
+pf_lc0_entry_exts(const pf_lc0_entry *e, pf_extbuf *ext)
+{
+	pf_eval v;
+	pf_policy pol;
+	double w, l, q = e->q, d = e->d;
+	int i;
+
+	memset(&v, 0, sizeof(v));
+	v.source = PF_SRC_IMPORT;
+	v.limit_kind = PF_LIMIT_NONE;
+	pf_sf_unscore(pf_lc0_score(e->q), &v.score_kind, &v.score);
+	d = d < 0 ? 0 : d > 1 ? 1 : d;
+	w = (1 + q - d) / 2;
+	l = (1 - q - d) / 2;
+	w = w < 0 ? 0 : w;
+	l = l < 0 ? 0 : l;
+	v.flags = PF_EVF_WDL;
+	v.wdl[0] = (uint16_t)lround(w * 1000);
+	v.wdl[2] = (uint16_t)lround(l * 1000);
+	v.wdl[0] = v.wdl[0] > 1000 ? 1000 : v.wdl[0];
+	v.wdl[2] = v.wdl[0] + v.wdl[2] > 1000 ? 1000 - v.wdl[0] : v.wdl[2];
+	v.wdl[1] = (uint16_t)(1000 - v.wdl[0] - v.wdl[2]);
+	v.best = e->best;
+	if (pf_eval_encode(&v, ext) == -1)
+		return -1;
+	if (e->n == 0)
+		return 0;
+	memset(&pol, 0, sizeof(pol));
+	pol.method = PF_POLICY_IMPORT;
+	pol.n = (uint16_t)e->n;
+	for (i = 0; i < e->n; i++)
+		pol.move[i] = e->moves[i];
+	if (pf_policy_quantize(e->prob, e->n, pol.prob) == -1)
+		return 0;
+	return pf_policy_encode(&pol, ext);
 }

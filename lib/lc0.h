@@ -63,6 +63,7 @@
 #ifndef PF_LC0_H
 #define PF_LC0_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "chess.h"
@@ -126,5 +127,76 @@ int	pf_lc0_ep(const pf_board *b, const pf_board *prev);
  */
 void	pf_lc0_v6_encode(const pf_board *const *hist, const int *rep,
 	    int nhist, const pf_lc0_v6 *v, uint8_t out[PF_LC0_V6_SIZE]);
+
+/*
+ * Reading.  One V6 record back: the position from the planes of its first
+ * slot (the transform undone, the board mirrored back when black moves),
+ * castling from the four bytes (format 1, which names no file: the
+ * outermost rook on that side of the king), the en passant square from the en passant
+ * byte (formats 3 to 5) or from the history's first slot (1 and 2: a
+ * double push between it and the position; so also where lc0's fill took
+ * one back); the move played from played_idx, the best move from best_idx
+ * (PF_MOVE_NONE where it names no legal move), the result from result_q,
+ * best_q and best_d, and every legal move's probability, normalised to sum
+ * to 1 (uniform where every one is 0, as lc0 writes a lone move that
+ * got no visit).  V6 holds no game ply: fullmove is left at 1.
+ */
+typedef struct pf_lc0_entry {
+	pf_board board;
+	pf_move move;		/* played; a legal move */
+	pf_move best;		/* best_idx's move, or PF_MOVE_NONE */
+	int result;		/* 1, 0, -1: the side to move's view */
+	float q, d;		/* best_q, best_d */
+	int input_format;
+	int n;			/* legal moves */
+	pf_move moves[PF_MAX_MOVES];
+	double prob[PF_MAX_MOVES];
+} pf_lc0_entry;
+
+/* 0, or -1 with the reason in err (another version or input format, an
+   impossible board, a move played that is not legal, probabilities that
+   are not lc0's). */
+int	pf_lc0_v6_decode(const uint8_t rec[PF_LC0_V6_SIZE], pf_lc0_entry *e,
+	    char *err, size_t errlen);
+
+/*
+ * best_q as a score in Stockfish's internal units (sfentry.h), as lc0's
+ * rescorer converts it for Stockfish's training data (Px0toNNUE,
+ * src/trainingdata/rescorer.cc): 416.11539129 ln((1 + q) / (1 - q)),
+ * clamped to +-20000.
+ */
+int16_t	pf_lc0_score(float q);
+
+struct pf_extbuf;
+/* The entry's evaluation (source import: the score above, W/D/L from
+   best_q and best_d, the best move) and policy target (method import)
+   appended to ext.  0, or -1 when memory is short. */
+int	pf_lc0_entry_exts(const pf_lc0_entry *e, struct pf_extbuf *ext);
+
+/*
+ * A reader of lc0's training data on fd: a chunk file (gzip, as lc0 writes
+ * it, or not), or a tar archive of them (as lc0's training data is
+ * published), either also in gzip, bzip2, xz or zstd.  Records come out one
+ * at a time, whatever the chunk's size; memory is fixed.
+ */
+typedef struct pf_lc0_reader pf_lc0_reader;
+
+/* NULL when memory is short. */
+pf_lc0_reader	*pf_lc0_reader_open(int fd);
+void		 pf_lc0_reader_free(pf_lc0_reader *r);
+/*
+ * The next record into rec: 1 (*first is 1 when it is its chunk's
+ * first), 0 at the end, -1 damage (pf_lc0_reader_error): a truncated
+ * record or damaged gzip data end their chunk, and the next call goes on
+ * with the next chunk; an archive that cannot be read further ends the
+ * input.
+ */
+int		 pf_lc0_read(pf_lc0_reader *r, uint8_t rec[PF_LC0_V6_SIZE],
+		    int *first);
+/* The chunk's name in an archive (NULL for a lone chunk), and the
+   number of the last record returned in it (from 1). */
+const char	*pf_lc0_reader_chunk(const pf_lc0_reader *r);
+uint64_t	 pf_lc0_reader_recno(const pf_lc0_reader *r);
+const char	*pf_lc0_reader_error(const pf_lc0_reader *r);
 
 #endif

@@ -71,7 +71,7 @@ static const char *const source_names[] = { "engine", "pgn", "terminal",
 static const char *const term_names[] = { "unknown", "normal", "time",
 	"abandoned", "rules", "unterminated", "other" };
 static const char *const policy_names[] = { "?", "zeman", "softmax",
-	"winprob" };
+	"winprob", "import" };
 static const char *const value_names[] = { "?", "tanh", "logistic", "wdl",
 	"wdl_engine", "linear" };
 static const char *const complexity_modes[] = { "unknown", "depth",

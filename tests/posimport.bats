@@ -4,11 +4,17 @@
 # prints; its text list through plain import and binpack export gives the
 # same file byte for byte; every format round-trips through posexport;
 # games and their last positions; damaged input keeps every entry before
-# the damage and names the offset; the usage table.
+# the damage and names the offset; lc0's V6 chunks (lone, in tar archives,
+# compressed) read back as the records posexport wrote them from, in
+# every input format, and their damage; the usage table.
 
 load helper
 
 BP="$TESTDATA/binpack/lichess_sample.binpack"
+
+setup_file() {
+	setup_python || return 1
+}
 BPTXT="$TESTDATA/binpack/lichess_sample.binpack.txt"
 
 # fen|move|score|ply|result of a plain-format stream (the reader's list).
@@ -110,6 +116,108 @@ posimport: 100 entries in 2 games imported (bin); 1 damaged places"
 	[ "$(grep -c '^posimport: junk.bin: more damage, not named (the summary counts it)$' <<< "$stderr")" -eq 2 ]
 	[[ "$stderr" == *"0 entries in 0 games imported (bin); 1000 damaged places" ]] ||
 	    fail "$stderr"
+}
+
+# The bundled games evaluated at depth 1 with policy targets, as lc0
+# chunks in input format $1, in dir $2 (a chunk per game, in order).
+lc0_chunks() {
+	[ -s "$BATS_FILE_TMPDIR/rich.pos" ] || {
+		pgn2pos "$TESTDATA/lichess_db_100k.pgn" 2>/dev/null |
+			uci-eval -e "$(stockfish_path)" -d 1 -m all 2>/dev/null |
+			softtarget 2>/dev/null > "$BATS_FILE_TMPDIR/rich.pos"
+	}
+	posexport -F lc0 --input-type "$1" -o "$2" "$BATS_FILE_TMPDIR/rich.pos" 2>/dev/null
+}
+
+@test "lc0: chunks read back as the records they were written from, in every input format (positions, moves, results, games, W/D/L, best move, policy)" {
+	for f in 1 2 3 4 5; do
+		lc0_chunks $f c$f
+		run posimport -F lc0 -o back$f.pos $(ls c$f/*.gz | sort -t. -k2 -n)
+		assert_success
+		assert_output "posimport: 2770 entries in 47 games imported (lc0); 0 damaged places"
+		run "$PY" "$TOP/tests/tools/lc0_import_check.py" "$BATS_FILE_TMPDIR/rich.pos" back$f.pos
+		assert_success
+		assert_output "lc0 import: 2770 records of 47 games as written (0 more games where plies had a gap)"
+	done
+	# the transforms of pawnless endings, Chess960-free castling from
+	# FENs, repeats and gaps (testdata/lc0/canonical.pgn), in format 5
+	pgn2pos "$TESTDATA/lc0/canonical.pgn" 2>/dev/null |
+		uci-eval -e "$(stockfish_path)" -d 1 -m all 2>/dev/null |
+		softtarget 2>/dev/null | posfilter 'ply != 9' 2>/dev/null > can.pos
+	posexport -F lc0 --input-type 5 -o k can.pos 2>/dev/null
+	posimport -F lc0 -o kb.pos $(ls k/*.gz | sort -t. -k2 -n) 2>/dev/null
+	run "$PY" "$TOP/tests/tools/lc0_import_check.py" can.pos kb.pos
+	assert_success
+	assert_output "lc0 import: 2054 records of 343 games as written (3 more games where plies had a gap)"
+}
+
+@test "lc0: a tar of chunks (as lc0's training data is published), compressed or not, a chunk not gzipped, standard input" {
+	lc0_chunks 3 c
+	(cd c && tar cf ../c.tar $(ls *.gz | sort -t. -k2 -n))
+	posimport -F lc0 -o want.pos $(ls c/*.gz | sort -t. -k2 -n) 2>/dev/null
+	want=$(posdump want.pos | cut -d'|' -f1,3 | sed 's/game=[0-9a-f]* //')
+	zstd -q c.tar -o c.tar.zst
+	gzip -k c.tar
+	for t in c.tar c.tar.zst c.tar.gz; do
+		run posimport -F lc0 -o got.pos $t
+		assert_success
+		assert_output "posimport: 2770 entries in 47 games imported (lc0); 0 damaged places"
+		[ "$(posdump got.pos | cut -d'|' -f1,3 | sed 's/game=[0-9a-f]* //')" = "$want" ]
+	done
+	run posimport -F lc0 -o got.pos < c.tar.zst
+	assert_success
+	gunzip -c c/training.5.gz > plain5
+	[ "$(posimport -F lc0 plain5 2>/dev/null | posdump -c)" = "$(posimport -F lc0 c/training.5.gz 2>/dev/null | posdump -c)" ]
+	# an empty input holds no chunk
+	: > empty
+	run posimport -F lc0 -o e.pos empty
+	assert_success
+	assert_output "posimport: 0 entries in 0 games imported (lc0); 0 damaged places"
+}
+
+@test "lc0: damage names the file, chunk and record; every record before it is written, the next chunks are read" {
+	lc0_chunks 1 c
+	n0=$(posimport -F lc0 c/training.0.gz 2>/dev/null | posdump -c | cut -d' ' -f1)
+	# a chunk cut short, as a lone file and inside a tar: its complete
+	# records before the cut are written
+	size=$(stat -c %s c/training.0.gz)
+	head -c $((size / 2)) c/training.0.gz > training.99.gz
+	run posimport -F lc0 -o cut.pos training.99.gz
+	assert_failure 1
+	assert_output --regexp '^posimport: training\.99\.gz: record ([0-9]+): gzip data cut short
+posimport: ([0-9]+) entries in 1 games imported \(lc0\); 1 damaged places$'
+	[[ "$output" =~ record\ ([0-9]+):.*\ ([0-9]+)\ entries ]]
+	[ "${BASH_REMATCH[2]}" -eq $((BASH_REMATCH[1] - 1)) ] && [ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${BASH_REMATCH[2]}" -lt "$n0" ]
+	gunzip -c c/training.0.gz 2>/dev/null | head -c $((8356 * 3 + 100)) | gzip > training.98.gz
+	tar cf mix.tar -C c training.1.gz
+	tar rf mix.tar training.98.gz
+	mkdir sub && tar rf mix.tar sub
+	tar rf mix.tar -C c training.2.gz
+	n1=$(posimport -F lc0 c/training.1.gz 2>/dev/null | posdump -c | cut -d' ' -f1)
+	n2=$(posimport -F lc0 c/training.2.gz 2>/dev/null | posdump -c | cut -d' ' -f1)
+	run posimport -F lc0 -o mix.pos mix.tar
+	assert_failure 1
+	assert_output "posimport: mix.tar: training.98.gz: record 4: truncated record (100 of 8356 bytes)
+posimport: $((n1 + 3 + n2)) entries in 3 games imported (lc0); 1 damaged places"
+	# a record of another input format, and one whose planes put two
+	# pieces on a square: named, skipped, the chunk's later records
+	# read (a new game: they no longer follow on)
+	gunzip -c c/training.0.gz > p0
+	"$PY" -c "
+d = bytearray(open('p0', 'rb').read())
+d[8356 * 2 + 4] = 9
+d[8356 * 5 + 7440 + 5] ^= 0xff
+open('bad', 'wb').write(d)"
+	run posimport -F lc0 -o bad.pos bad
+	assert_failure 1
+	assert_output "posimport: bad: record 3: input format 9 (1 to 5 are read)
+posimport: bad: record 6: two pieces on one square
+posimport: $((n0 - 2)) entries in 3 games imported (lc0); 2 damaged places"
+	# not lc0 data at all
+	head -c 20000 "$TESTDATA/lichess_db_10k.pgn" > text
+	run posimport -F lc0 text
+	assert_failure 1
+	assert_output --partial "posimport: text: record 1: version"
 }
 
 @test "--help, --version, invalid calls: exit 2, usage on stderr, nothing on stdout" {

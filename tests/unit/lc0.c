@@ -289,6 +289,66 @@ test_lc0_ep(void)
 	    "pf_lc0_ep: no square after a double push with no pawn beside");
 }
 
+/* What is encoded decodes to the same position in every format: through
+   transforms, with the en passant square from the byte (3 to 5) or from
+   the history (1, 2); the move played from played_idx. */
+static void
+test_decode(void)
+{
+	static const char *const ep[] = { "e2e4", "g7g6", "e4e5", "f7f5",
+		NULL };
+	static const char *const fens[] = { PF_STARTPOS_FEN,
+		"3r4/4k3/8/1K6/8/8/8/8 w - - 0 1",
+		"3r4/4k3/2K5/8/8/8/8/8 b - - 7 1",
+		"1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1" };
+	static uint8_t out[PF_LC0_V6_SIZE];
+	pf_lc0_entry e;
+	struct game g;
+	char err[128];
+	size_t i;
+	int f, t, ok = 1;
+
+	for (f = PF_LC0_CLASSIC; f <= PF_LC0_CANONICAL_V2; f++) {
+		for (i = 0; i <= sizeof(fens) / sizeof(fens[0]); i++) {
+			pf_move m[PF_MAX_MOVES];
+
+			if (i < sizeof(fens) / sizeof(fens[0]))
+				play(&g, fens[i], NULL);
+			else
+				play(&g, PF_STARTPOS_FEN, ep);
+			encode(&g, f, out, &t);
+			/* the first legal move as the one played */
+			pf_gen_legal(&g.b[g.n - 1], m);
+			out[8344] = (uint8_t)pf_lc0_index_tf(m[0],
+			    g.b[g.n - 1].stm, t);
+			out[8345] = (uint8_t)(pf_lc0_index_tf(m[0],
+			    g.b[g.n - 1].stm, t) >> 8);
+			if (pf_lc0_v6_decode(out, &e, err, sizeof(err)) ==
+			    -1) {
+				CHECK(0, "format %d, position %zu: %s", f, i,
+				    err);
+				ok = 0;
+				continue;
+			}
+			/* the full-move number is not stored */
+			e.board.fullmove = g.b[g.n - 1].fullmove;
+			e.board.key = pf_board_compute_key(&e.board);
+			CHECK_QUIET(e.board.key == g.b[g.n - 1].key &&
+			    e.board.ep == g.b[g.n - 1].ep &&
+			    e.board.rule50 == g.b[g.n - 1].rule50 &&
+			    e.move == m[0], "format %d, position %zu", f, i);
+			ok &= e.board.key == g.b[g.n - 1].key &&
+			    e.board.ep == g.b[g.n - 1].ep && e.move == m[0];
+		}
+	}
+	CHECK(ok, "every format decodes what it encoded: transformed, "
+	    "Chess960, en passant (f6), the move played");
+	CHECK(pf_lc0_score(0) == 0 && pf_lc0_score(0.5f) == 457 &&
+	    pf_lc0_score(-0.5f) == -457 && pf_lc0_score(1) == 20000 &&
+	    pf_lc0_score(-1.0f) == -20000 && pf_lc0_score(-0.99999f) == -5079, "best_q as lc0's rescorer "
+	    "scores it: 416.11539129 ln((1 + q) / (1 - q)), within 20000");
+}
+
 static void
 test_names(void)
 {
@@ -313,6 +373,7 @@ main(void)
 	test_enpassant();
 	test_v2();
 	test_lc0_ep();
+	test_decode();
 	test_names();
 	return t_done();
 }
