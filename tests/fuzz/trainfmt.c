@@ -5,7 +5,8 @@
  * Input: one control byte, then the bytes of a file.  Bits 0-2 choose the
  * format: binpack (a stream of chunks, through pf_binpack_reader), plain
  * (text, entry by entry), bin, marlinformat, bulletformat (fixed-size
- * entries), viriformat (games).  Properties:
+ * entries), viriformat (games), lc0 (V6 chunks, through pf_lc0_reader and
+ * pf_lc0_v6_decode; lib/lc0.c, lib/lc0read.c).  Properties:
  *   - every reader ends (binpack: each call after damage moves on or ends
  *     the input; plain: each call takes bytes);
  *   - every entry read is a valid board (pf_board_validate) with a legal
@@ -13,15 +14,22 @@
  *   - what was read is a fixed point of writing: an entry written again
  *     by the format's encoder and read back is the same entry (binpack:
  *     the whole sequence written by pf_binpack_writer and read again, the
- *     half-move clock of a chained entry aside, which the format derives).
+ *     half-move clock of a chained entry aside, which the format derives;
+ *     lc0: each record decoded, encoded again in its input format with
+ *     its policy, move and best move, decodes to the same position, moves
+ *     and probabilities, and the reader returns fewer records than the
+ *     input holds bytes for).
  */
+#include <math.h>
+
 #include "fuzz.h"
 #include "binpack.h"
+#include "lc0.h"
 #include "sfformats.h"
 
 #define MAX_ENTRIES	4096
 
-enum { F_BINPACK, F_PLAIN, F_BIN, F_MARLIN, F_BULLET, F_VIRI, F_N };
+enum { F_BINPACK, F_PLAIN, F_BIN, F_MARLIN, F_BULLET, F_VIRI, F_LC0, F_N };
 
 /* The entry is one a reader may return. */
 static void
@@ -195,6 +203,88 @@ fuzz_viri(const uint8_t *data, size_t size)
 	}
 }
 
+/* A decoded lc0 entry encoded again, as the position alone (its history
+   filled as lc0 fills it), decodes to the same entry. */
+static void
+lc0_fixed_point(const pf_lc0_entry *e)
+{
+	static pf_lc0_entry back;
+	static pf_lc0_v6 v;
+	static uint8_t out[PF_LC0_V6_SIZE];
+	const pf_board *hist[1] = { &e->board };
+	int rep[1] = { 0 }, i, idx, black = e->board.stm == PF_BLACK;
+	char why[200];
+
+	memset(&v, 0, sizeof(v));
+	v.input_format = e->input_format;
+	v.transform = pf_lc0_transform(&e->board, e->input_format);
+	for (i = 0; i < PF_LC0_POLICY_SIZE; i++)
+		v.probabilities[i] = -1;
+	for (i = 0; i < e->n; i++) {
+		idx = pf_lc0_index_tf(e->moves[i], black, v.transform);
+		FUZZ_CHECK(idx >= 0);
+		v.probabilities[idx] = (float)e->prob[i];
+	}
+	v.played_idx = (uint16_t)pf_lc0_index_tf(e->move, black, v.transform);
+	v.best_idx = e->best == PF_MOVE_NONE ? v.played_idx :
+	    (uint16_t)pf_lc0_index_tf(e->best, black, v.transform);
+	v.best_q = e->q;
+	v.best_d = e->d;
+	v.result_q = (float)e->result;
+	pf_lc0_v6_encode(hist, rep, 1, &v, out);
+	FUZZ_CHECK(pf_lc0_v6_decode(out, &back, why, sizeof(why)) == 0);
+	FUZZ_CHECK(back.board.key == e->board.key &&
+	    back.board.ep == e->board.ep &&
+	    back.board.rule50 == e->board.rule50 &&
+	    back.board.castle_rooks == e->board.castle_rooks &&
+	    back.move == e->move && back.n == e->n &&
+	    back.result == e->result);
+	FUZZ_CHECK(e->best == PF_MOVE_NONE || back.best == e->best);
+	for (i = 0; i < e->n; i++)
+		FUZZ_CHECK(back.moves[i] == e->moves[i] &&
+		    fabs(back.prob[i] - e->prob[i]) < 1e-5);
+}
+
+static void
+fuzz_lc0(const uint8_t *data, size_t size)
+{
+	static pf_lc0_entry e;
+	static uint8_t rec[PF_LC0_V6_SIZE];
+	pf_lc0_reader *r;
+	char why[200];
+	double sum;
+	int rv, first, i, calls = 0;
+	pf_sfentry se;
+
+	fuzz_scratch_write(data, size);
+	FUZZ_CHECK(lseek(fuzz_fd, 0, SEEK_SET) == 0);
+	FUZZ_CHECK((r = pf_lc0_reader_open(fuzz_fd)) != NULL);
+	while ((rv = pf_lc0_read(r, rec, &first)) != 0) {
+		/* every call moves on */
+		FUZZ_CHECK(++calls < (int)size + 16);
+		if (rv < 0) {
+			FUZZ_CHECK(pf_lc0_reader_error(r)[0] != '\0');
+			continue;
+		}
+		if (pf_lc0_v6_decode(rec, &e, why, sizeof(why)) != 0) {
+			FUZZ_CHECK(why[0] != '\0');
+			continue;
+		}
+		se.board = e.board;
+		se.move = e.move;
+		se.result = (int8_t)e.result;
+		check_entry(&se);
+		FUZZ_CHECK(e.best == PF_MOVE_NONE || pf_is_legal(&e.board,
+		    e.best));
+		for (i = 0, sum = 0; i < e.n; i++)
+			sum += e.prob[i];
+		FUZZ_CHECK(e.n == 0 || fabs(sum - 1) < 1e-6);
+		if (e.n > 0)
+			lc0_fixed_point(&e);
+	}
+	pf_lc0_reader_free(r);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -214,6 +304,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case F_VIRI:
 		fuzz_viri(data, size);
+		break;
+	case F_LC0:
+		fuzz_lc0(data, size);
 		break;
 	default:
 		fuzz_fixed(f, data, size);
