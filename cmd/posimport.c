@@ -376,10 +376,11 @@ read_lc0(struct run *R, int fd)
 	uint8_t *rec;
 	char msg[768], err[256], rn[40];
 	const char *chunk;
+	size_t size;
 	int rc, first, ply = 0;
 
 	lc = malloc(sizeof(*lc));
-	rec = malloc(PF_LC0_V6_SIZE);
+	rec = malloc(PF_LC0_MAX_SIZE);
 	if (lc == NULL || rec == NULL || (r = pf_lc0_reader_open(fd)) ==
 	    NULL) {
 		pf_warn("out of memory");
@@ -388,7 +389,8 @@ read_lc0(struct run *R, int fd)
 		free(rec);
 		return;
 	}
-	while (!R->f->stop && (rc = pf_lc0_read(r, rec, &first)) != 0) {
+	while (!R->f->stop && (rc = pf_lc0_read(r, rec, &size, &first)) !=
+	    0) {
 		chunk = pf_lc0_reader_chunk(r);
 		if (rc == 1 && first)
 			ply = 0;

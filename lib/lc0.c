@@ -397,9 +397,9 @@ pf_lc0_v6_decode(const uint8_t rec[PF_LC0_V6_SIZE], pf_lc0_entry *e,
 	char why[128];
 
 	memset(e, 0, sizeof(*e));
-	if (version != 6) {
-		snprintf(err, errlen, "version %u, not 6 (V6TrainingData)",
-		    version);
+	if (version != 6 && version != 7) {
+		snprintf(err, errlen, "version %u, not 6 or 7 "
+		    "(V6TrainingData, V7TrainingData)", version);
 		return -1;
 	}
 	if (f < PF_LC0_CLASSIC || f > PF_LC0_CANONICAL_V2) {

@@ -70,6 +70,8 @@
 #include "policyindex.h"
 
 #define PF_LC0_V6_SIZE		8356
+#define PF_LC0_V7_SIZE		8396	/* V6 and 40 bytes more */
+#define PF_LC0_MAX_SIZE		PF_LC0_V7_SIZE
 #define PF_LC0_HISTORY		8	/* history slots */
 #define PF_LC0_LOOKBACK		257	/* positions format 5 may look at:
 					   this one and 256 before it */
@@ -153,7 +155,8 @@ typedef struct pf_lc0_entry {
 	double prob[PF_MAX_MOVES];
 } pf_lc0_entry;
 
-/* 0, or -1 with the reason in err (another version or input format, an
+/* A V6 record, or a V7 one (V6 and 40 bytes more, its fields the same):
+   0, or -1 with the reason in err (another version or input format, an
    impossible board, a move played that is not legal, probabilities that
    are not lc0's). */
 int	pf_lc0_v6_decode(const uint8_t rec[PF_LC0_V6_SIZE], pf_lc0_entry *e,
@@ -185,14 +188,15 @@ typedef struct pf_lc0_reader pf_lc0_reader;
 pf_lc0_reader	*pf_lc0_reader_open(int fd);
 void		 pf_lc0_reader_free(pf_lc0_reader *r);
 /*
- * The next record into rec: 1 (*first is 1 when it is its chunk's
- * first), 0 at the end, -1 damage (pf_lc0_reader_error): a truncated
- * record or damaged gzip data end their chunk, and the next call goes on
- * with the next chunk; an archive that cannot be read further ends the
- * input.
+ * The next record into rec: 1 (*size is its size, PF_LC0_V7_SIZE for a
+ * record of version 7, else PF_LC0_V6_SIZE; *first is 1 when it is its
+ * chunk's first), 0 at the end, -1 damage (pf_lc0_reader_error): a
+ * truncated record or damaged gzip data end their chunk, and the next call
+ * goes on with the next chunk; an archive that cannot be read further
+ * ends the input.
  */
-int		 pf_lc0_read(pf_lc0_reader *r, uint8_t rec[PF_LC0_V6_SIZE],
-		    int *first);
+int		 pf_lc0_read(pf_lc0_reader *r, uint8_t rec[PF_LC0_MAX_SIZE],
+		    size_t *size, int *first);
 /* The chunk's name in an archive (NULL for a lone chunk), and the
    number of the last record returned in it (from 1). */
 const char	*pf_lc0_reader_chunk(const pf_lc0_reader *r);

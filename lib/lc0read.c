@@ -288,16 +288,16 @@ next_chunk(pf_lc0_reader *r)
 }
 
 /*
- * Fill out[0..PF_LC0_V6_SIZE) from the chunk: the bytes got (less than a
- * record at its end), or -1.
+ * Fill out[have..want) from the chunk: the bytes out then holds (less than
+ * want at its end), or -1.
  */
 static long
-get(pf_lc0_reader *r, uint8_t *out)
+get(pf_lc0_reader *r, uint8_t *out, size_t have, size_t want)
 {
-	size_t have = 0, n;
+	size_t n;
 	int rc;
 
-	while (have < PF_LC0_V6_SIZE) {
+	while (have < want) {
 		if (r->in_len == 0) {
 			if ((rc = more(r)) == -1)
 				return -1;
@@ -309,8 +309,7 @@ get(pf_lc0_reader *r, uint8_t *out)
 			}
 		}
 		if (!r->gz) {
-			n = r->in_len < PF_LC0_V6_SIZE - have ? r->in_len :
-			    PF_LC0_V6_SIZE - have;
+			n = r->in_len < want - have ? r->in_len : want - have;
 			memcpy(out + have, r->in, n);
 			r->in += n;
 			r->in_len -= n;
@@ -320,9 +319,9 @@ get(pf_lc0_reader *r, uint8_t *out)
 		r->z.next_in = (Bytef *)(uintptr_t)r->in;
 		r->z.avail_in = (uInt)r->in_len;
 		r->z.next_out = out + have;
-		r->z.avail_out = (uInt)(PF_LC0_V6_SIZE - have);
+		r->z.avail_out = (uInt)(want - have);
 		rc = inflate(&r->z, Z_NO_FLUSH);
-		have = PF_LC0_V6_SIZE - r->z.avail_out;
+		have = want - r->z.avail_out;
 		r->in = r->z.next_in;
 		r->in_len = r->z.avail_in;
 		if (rc == Z_STREAM_END) {
@@ -343,9 +342,11 @@ get(pf_lc0_reader *r, uint8_t *out)
 }
 
 int
-pf_lc0_read(pf_lc0_reader *r, uint8_t rec[PF_LC0_V6_SIZE], int *first)
+pf_lc0_read(pf_lc0_reader *r, uint8_t rec[PF_LC0_MAX_SIZE], size_t *size,
+    int *first)
 {
 	long n;
+	size_t want;
 	int rc;
 	char what[64];
 
@@ -356,19 +357,26 @@ pf_lc0_read(pf_lc0_reader *r, uint8_t rec[PF_LC0_V6_SIZE], int *first)
 			if ((rc = next_chunk(r)) <= 0)
 				return rc;
 		}
-		if ((n = get(r, rec)) == -1) {
+		/* the version says the size: V7 is V6 and 40 bytes more */
+		if ((n = get(r, rec, 0, 4)) == 4)
+			n = get(r, rec, 4, want = pf_get32(rec) == 7 ?
+			    PF_LC0_V7_SIZE : PF_LC0_V6_SIZE);
+		else
+			want = PF_LC0_V6_SIZE;
+		if (n == -1) {
 			r->in_chunk = 0;
 			r->recno++;
 			return -1;
 		}
-		if (n == PF_LC0_V6_SIZE) {
+		if ((size_t)n == want) {
+			*size = want;
 			*first = r->recno++ == 0;
 			return 1;
 		}
 		r->in_chunk = 0;
 		if (n > 0) {
 			snprintf(what, sizeof(what), "truncated record (%ld of "
-			    "%d bytes)", n, PF_LC0_V6_SIZE);
+			    "%zu bytes)", n, want);
 			r->recno++;
 			return fail(r, "%s", what);
 		}

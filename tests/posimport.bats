@@ -151,7 +151,7 @@ lc0_chunks() {
 	assert_output "lc0 import: 2054 records of 343 games as written (3 more games where plies had a gap)"
 }
 
-@test "lc0: a tar of chunks (as lc0's training data is published), compressed or not, a chunk not gzipped, standard input" {
+@test "lc0: a tar of chunks (as lc0's training data is published), compressed or not, a chunk not gzipped, standard input, V7 records" {
 	lc0_chunks 3 c
 	(cd c && tar cf ../c.tar $(ls *.gz | sort -t. -k2 -n))
 	posimport -F lc0 -o want.pos $(ls c/*.gz | sort -t. -k2 -n) 2>/dev/null
@@ -168,6 +168,12 @@ lc0_chunks() {
 	assert_success
 	gunzip -c c/training.5.gz > plain5
 	[ "$(posimport -F lc0 plain5 2>/dev/null | posdump -c)" = "$(posimport -F lc0 c/training.5.gz 2>/dev/null | posdump -c)" ]
+	# V7TrainingData: V6 and 40 bytes more (lc0's trainingdata_v7.h)
+	"$PY" -c "
+d = open('plain5', 'rb').read()
+out = b''.join(b'\x07' + d[i + 1:i + 8356] + bytes(40) for i in range(0, len(d), 8356))
+open('v7', 'wb').write(out)"
+	[ "$(posimport -F lc0 v7 2>/dev/null | posdump)" = "$(posimport -F lc0 plain5 2>/dev/null | posdump)" ]
 	# an empty input holds no chunk
 	: > empty
 	run posimport -F lc0 -o e.pos empty

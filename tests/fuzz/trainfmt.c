@@ -249,23 +249,26 @@ static void
 fuzz_lc0(const uint8_t *data, size_t size)
 {
 	static pf_lc0_entry e;
-	static uint8_t rec[PF_LC0_V6_SIZE];
+	static uint8_t rec[PF_LC0_MAX_SIZE];
 	pf_lc0_reader *r;
 	char why[200];
 	double sum;
 	int rv, first, i, calls = 0;
+	size_t rsize;
 	pf_sfentry se;
 
 	fuzz_scratch_write(data, size);
 	FUZZ_CHECK(lseek(fuzz_fd, 0, SEEK_SET) == 0);
 	FUZZ_CHECK((r = pf_lc0_reader_open(fuzz_fd)) != NULL);
-	while ((rv = pf_lc0_read(r, rec, &first)) != 0) {
+	while ((rv = pf_lc0_read(r, rec, &rsize, &first)) != 0) {
 		/* every call moves on */
 		FUZZ_CHECK(++calls < (int)size + 16);
 		if (rv < 0) {
 			FUZZ_CHECK(pf_lc0_reader_error(r)[0] != '\0');
 			continue;
 		}
+		FUZZ_CHECK(rsize == (pf_get32(rec) == 7 ? PF_LC0_V7_SIZE :
+		    PF_LC0_V6_SIZE));
 		if (pf_lc0_v6_decode(rec, &e, why, sizeof(why)) != 0) {
 			FUZZ_CHECK(why[0] != '\0');
 			continue;
