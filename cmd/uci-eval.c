@@ -68,6 +68,7 @@ struct opts {
 	int window;
 	int no_time;		/* --no-time: search times written as 0 */
 	int reproducible;	/* --reproducible: per game, see repro_key() */
+	int history;		/* --history: the game's moves are sent */
 };
 
 /* When to send "ucinewgame" (--newgame). */
@@ -90,6 +91,7 @@ struct slot {
 	int failed, evaluated;
 	int file;
 	uint64_t recno;
+	pf_uci_history *hist;	/* --history: the moves that lead to it */
 };
 
 /*
@@ -149,6 +151,16 @@ struct run {
 	uint64_t setup;
 	pf_movescores *mix;	/* a hybrid table being made */
 	struct inflight fl;
+	/* --history: the moves of the game being read since its last
+	   capture or pawn move, and the record before (its board, move,
+	   ply, game, whether it ended its game) */
+	pf_uci_history *hists;	/* one per slot */
+	pf_uci_history hcur;
+	pf_board hprev;
+	pf_move hprev_move;
+	uint16_t hprev_ply;
+	uint64_t hprev_game;
+	int hprev_valid;
 	pf_extbuf scratch;
 	int status;
 	int fatal, broken;
@@ -171,13 +183,14 @@ static const char synopsis[] =
     "[-e engine]\n"
     "                [-j jobs] [-m count | all] [-O name=value] "
     "[-o file] [--cache file]\n"
-    "                [--cache-mem size] [--drop-failed] "
-    "[--newgame game | position | never]\n"
-    "                [--no-newgame] [--no-time] [--progress] "
-    "[--reproducible] [--retries n]\n"
-    "                [--skip-done] [--tail-depth depth | --tail-nodes nodes] "
-    "[--timeout ms]\n"
-    "                [--window n] [file ...]\n";
+    "                [--cache-mem size] [--drop-failed] [--history]\n"
+    "                [--newgame game | position | never] [--no-newgame] "
+    "[--no-time]\n"
+    "                [--progress] [--reproducible] [--retries n] "
+    "[--skip-done]\n"
+    "                [--tail-depth depth | --tail-nodes nodes] [--timeout ms] "
+    "[--window n]\n"
+    "                [file ...]\n";
 
 static void
 usage(void)
@@ -214,7 +227,7 @@ enum { OPT_CACHE = 256, OPT_CACHE_MEM, OPT_DROP_FAILED, OPT_NEWGAME,
     OPT_NO_NEWGAME,
     OPT_PROGRESS,
     OPT_SKIP_DONE, OPT_TAIL_DEPTH, OPT_TAIL_NODES, OPT_WINDOW,
-    OPT_NO_TIME, OPT_REPRODUCIBLE };
+    OPT_NO_TIME, OPT_REPRODUCIBLE, OPT_HISTORY };
 
 /*
  * A tail (--tail-depth, --tail-nodes) scores the moves after the K best
@@ -266,6 +279,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "cache-mem", required_argument, NULL, OPT_CACHE_MEM },
 		{ "drop-failed", no_argument, NULL, OPT_DROP_FAILED },
+		{ "history", no_argument, NULL, OPT_HISTORY },
 		{ "newgame", required_argument, NULL, OPT_NEWGAME },
 		{ "no-newgame", no_argument, NULL, OPT_NO_NEWGAME },
 		{ "no-time", no_argument, NULL, OPT_NO_TIME },
@@ -386,6 +400,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_REPRODUCIBLE:
 			o->reproducible = 1;
 			o->no_time = 1;
+			break;
+		case OPT_HISTORY:
+			o->history = 1;
 			break;
 		default:
 			usage();
@@ -801,6 +818,41 @@ engine_hash(const pf_board *b)
 	return XXH64(p, 26, 0);	/* through the rule50 byte */
 }
 /*
+ * --history: the moves that lead to s's position, from the records before
+ * it in the input: the game's consecutive plies since its last capture or
+ * pawn move (the record before is of the same game, one ply earlier, and
+ * its move gives this position).  Anything else begins a history of the
+ * position alone.
+ */
+static void
+follow_game(struct run *R, struct slot *s)
+{
+	const pf_record *rec = &s->rec;
+	pf_board after = R->hprev;
+	pf_undo u;
+	int on = 0;
+
+	if (R->hprev_valid && rec->game_id != 0 &&
+	    rec->game_id == R->hprev_game && rec->ply == R->hprev_ply + 1 &&
+	    R->hprev_move != PF_MOVE_NONE && pf_is_legal(&after,
+	    R->hprev_move)) {
+		pf_make_move(&after, R->hprev_move, &u);
+		on = after.key == s->board.key && after.rule50 ==
+		    s->board.rule50;
+	}
+	if (on)
+		pf_uci_history_push(&R->hcur, R->hprev_move, &s->board);
+	else
+		pf_uci_history_reset(&R->hcur, &s->board);
+	*s->hist = R->hcur;
+	R->hprev = s->board;
+	R->hprev_move = rec->move;
+	R->hprev_ply = rec->ply;
+	R->hprev_game = rec->game_id;
+	R->hprev_valid = !(rec->flags & PF_RF_LAST);
+}
+
+/*
  * Take a record into the window and settle it at once when no engine is
  * needed.  Records are admitted in input order, so the first occurrence of
  * a position is the one searched, in its own run: a later duplicate in the
@@ -843,18 +895,30 @@ admit(struct run *R, const pf_record *rec)
 	if (R->o->skip_done && already_done(R, rec)) {
 		s->state = S_DONE;
 		R->skipped++;
+		/* the game's history goes on through it */
+		if (R->o->history) {
+			if (pf_board_unpack(&s->board, rec->pos,
+			    (rec->flags & PF_RF_CHESS960) != 0, err,
+			    sizeof(err)) == 0)
+				follow_game(R, s);
+			else
+				R->hprev_valid = 0;
+		}
 		return;
 	}
 	if (pf_board_unpack(&s->board, rec->pos,
 	    (rec->flags & PF_RF_CHESS960) != 0, err, sizeof(err)) == -1) {
 		pf_warnx("%s: record %llu: invalid position, not evaluated: %s",
 		    file_name(R, s->file), (unsigned long long)s->recno, err);
+		R->hprev_valid = 0;
 		s->state = S_DONE;
 		s->failed = 1;
 		R->invalid++;
 		R->status = PF_EXIT_DATA;
 		return;
 	}
+	if (R->o->history)
+		follow_game(R, s);
 	if ((st = pf_board_status(&s->board)) != PF_ONGOING) {
 		if (terminal_eval(R, s, st) == -1) {
 			pf_warnx("out of memory");
@@ -865,7 +929,8 @@ admit(struct run *R, const pf_record *rec)
 		R->terminal++;
 		return;
 	}
-	s->key = pf_evalcache_key(engine_hash(&s->board),
+	s->key = pf_evalcache_key(s->hist != NULL && s->hist->n > 0 ?
+	    pf_uci_history_hash(s->hist) : engine_hash(&s->board),
 	    (uint8_t)R->o->limit_kind, R->o->limit, multipv_code(R->o),
 	    (uint8_t)R->o->keep_depths, R->setup);
 	if (R->o->reproducible)
@@ -1165,6 +1230,8 @@ make_job(const struct run *R, const struct slot *s, const struct worker *E,
 	job->board = s->board;
 	job->attempts = s->attempts;
 	job->user = (void *)s;
+	if (s->hist != NULL && s->hist->n > 0)
+		job->history = s->hist;
 	if (ph == PH_MAIN) {
 		job->limit_kind = (uint8_t)R->o->limit_kind;
 		job->limit = R->o->limit;
@@ -1552,6 +1619,14 @@ main(int argc, char **argv)
 	R.cap = (size_t)o.window;
 	R.neng = o.pool.jobs;
 	R.win = calloc(R.cap, sizeof(*R.win));
+	if (o.history && R.win != NULL) {
+		if ((R.hists = calloc(R.cap, sizeof(*R.hists))) == NULL) {
+			free(R.win);
+			R.win = NULL;
+		}
+		for (size_t i = 0; R.hists != NULL && i < R.cap; i++)
+			R.win[i].hist = &R.hists[i];
+	}
 	R.wk = calloc((size_t)R.neng, sizeof(*R.wk));
 	R.mix = malloc(sizeof(*R.mix));
 	nomem = R.win == NULL || R.wk == NULL || R.mix == NULL;
@@ -1677,6 +1752,7 @@ out:
 	}
 	free(R.mix);
 	free(R.win);
+	free(R.hists);
 	free(R.wk);
 	free(R.fl.key);
 	free(R.fl.seq);

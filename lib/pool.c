@@ -228,7 +228,8 @@ static void
 send_search(pf_pool *p, struct engine *E)
 {
 	const pf_pool_job *j = &E->job;
-	char cmd[1024 + PF_MAX_MOVES * 8], pos[PF_FEN_MAX + 16];
+	char cmd[1024 + PF_MAX_MOVES * 8 + PF_UCI_POSITION_MAX];
+	char pos[PF_UCI_POSITION_MAX];
 	char uci[PF_UCI_MAX];
 	size_t n = 0;
 	int want;
@@ -250,6 +251,7 @@ send_search(pf_pool *p, struct engine *E)
 		E->chess960 = j->board.chess960;
 	}
 	n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, "%s\ngo %s %llu",
+	    j->history != NULL ? pf_uci_position_history(j->history, pos) :
 	    pf_uci_position(&j->board, pos),
 	    j->limit_kind == PF_LIMIT_DEPTH ? "depth" :
 	    j->limit_kind == PF_LIMIT_NODES ? "nodes" : "movetime",

@@ -56,6 +56,9 @@ typedef struct pf_pool_job {
 	int nsearchmoves;
 	pf_move searchmoves[PF_MAX_MOVES];
 	int attempts;			/* faults so far (a returned job's) */
+	/* not NULL: board is searched as the end of these moves ("position
+	   fen start moves ..."), which must stay valid while the job runs */
+	const pf_uci_history *history;
 	void *user;
 } pf_pool_job;
 

@@ -21,6 +21,8 @@
 #include <sys/prctl.h>
 #endif
 
+#include <xxhash.h>
+
 #include "uci.h"
 
 struct pf_uci {
@@ -821,6 +823,69 @@ pf_uci_position(const pf_board *b, char *buf)
 
 	snprintf(buf, PF_FEN_MAX + 16, "position fen %s",
 	    pf_board_to_fen(b, fen));
+	return buf;
+}
+
+void
+pf_uci_history_reset(pf_uci_history *h, const pf_board *b)
+{
+	h->start = *b;
+	h->n = 0;
+}
+
+void
+pf_uci_history_push(pf_uci_history *h, pf_move m, const pf_board *after)
+{
+	pf_undo u;
+
+	if (after->rule50 == 0) {
+		pf_uci_history_reset(h, after);
+		return;
+	}
+	if (h->n == PF_UCI_HISTORY_MAX) {
+		/* the oldest move goes into the start position */
+		pf_make_move(&h->start, h->moves[0], &u);
+		memmove(h->moves, h->moves + 1, (size_t)(h->n - 1) *
+		    sizeof(h->moves[0]));
+		h->n--;
+	}
+	h->moves[h->n++] = m;
+}
+
+uint64_t
+pf_uci_history_hash(const pf_uci_history *h)
+{
+	uint8_t buf[PF_PACKED_SIZE + 2 * PF_UCI_HISTORY_MAX];
+	int i;
+
+	pf_board_pack(&h->start, buf);
+	for (i = 0; i < h->n; i++) {
+		buf[26 + 2 * i] = (uint8_t)h->moves[i];
+		buf[27 + 2 * i] = (uint8_t)(h->moves[i] >> 8);
+	}
+	return XXH64(buf, 26 + 2 * (size_t)h->n, 0x686973746f7279ULL);
+}
+
+char *
+pf_uci_position_history(const pf_uci_history *h, char *buf)
+{
+	pf_board b = h->start;
+	pf_undo u;
+	size_t n;
+	int i;
+
+	pf_uci_position(&b, buf);
+	if (h->n == 0)
+		return buf;
+	n = strlen(buf);
+	memcpy(buf + n, " moves", 7);
+	n += 6;
+	for (i = 0; i < h->n; i++) {
+		buf[n++] = ' ';
+		pf_move_to_uci(&b, h->moves[i], buf + n);
+		n += strlen(buf + n);
+		pf_make_move(&b, h->moves[i], &u);
+	}
 	return buf;
 }
 

@@ -150,6 +150,33 @@ int	pf_uci_parse_info(const char *line, pf_uci_info *info);
  */
 char	*pf_uci_position(const pf_board *b, char *buf);
 
+/*
+ * A game's moves since its last capture or pawn move: what an engine
+ * needs to see repetitions (no position before such a move can recur).
+ * The moves lead from start to the position; at most PF_UCI_HISTORY_MAX,
+ * the oldest dropped beyond (a half-move clock stops at 255).
+ */
+#define PF_UCI_HISTORY_MAX	255
+typedef struct pf_uci_history {
+	pf_board start;
+	int n;
+	pf_move moves[PF_UCI_HISTORY_MAX];
+} pf_uci_history;
+
+/* A history of b alone. */
+void	pf_uci_history_reset(pf_uci_history *h, const pf_board *b);
+/* m, legal in h's position, made: after is the position it gives.  A
+   capture or pawn move (after's clock 0) begins the history again. */
+void	pf_uci_history_push(pf_uci_history *h, pf_move m,
+	    const pf_board *after);
+/* A hash of the start position (as the engine gets it, clocks in, the
+   full-move number out) and the moves. */
+uint64_t pf_uci_history_hash(const pf_uci_history *h);
+/* "position fen FEN moves m1 m2 ..." (no moves: as pf_uci_position) into
+   buf of at least PF_UCI_POSITION_MAX bytes. */
+#define PF_UCI_POSITION_MAX	(PF_FEN_MAX + 16 + 6 * PF_UCI_HISTORY_MAX)
+char	*pf_uci_position_history(const pf_uci_history *h, char *buf);
+
 /* ---- one search --------------------------------------------------------- */
 
 /* One principal variation line as reported. */

@@ -488,6 +488,65 @@ final_tables() {
 	assert_output --partial "not a posflow evaluation cache"
 }
 
+@test "--history: each position goes to the engine with its game's moves since the last capture or pawn move" {
+	# a pawn move begins the history again; another game, and a gap in
+	# a game's plies, begin it with the position alone
+	{
+		printf '[Event "a"]\n\n1. Nf3 Nf6 2. e4 Nc6 3. Ng1 *\n\n'
+		printf '[Event "b"]\n\n1. Nc3 d5 2. Nb1 Nf6 3. Nc3 Ng8 *\n'
+	} | pgn2pos 2>/dev/null | posfilter 'ply != 5 || last' > in.pos 2>/dev/null
+	FAKE_LOG=log run uci-eval --history -d 1 -j 1 --cache-mem 0 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	S='rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
+	E='rnbqkb1r/pppppppp/5n2/8/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 0 2'
+	D='rnbqkbnr/ppp1pppp/8/3p4/8/2N5/PPPPPPPP/R1BQKBNR w KQkq'
+	run grep '^position' log
+	assert_output "position fen $S
+position fen $S moves g1f3
+position fen $S moves g1f3 g8f6
+position fen $E
+position fen $E moves b8c6
+position fen $E moves b8c6 f3g1
+position fen $S
+position fen $S moves b1c3
+position fen $D - 0 2
+position fen $D - 0 2 moves c3b1
+position fen $D - 0 2 moves c3b1 g8f6
+position fen $D - 4 4"
+	# without it, every position alone
+	rm log
+	FAKE_LOG=log uci-eval -d 1 -j 1 --cache-mem 0 -e "$FAKE" in.pos > /dev/null 2>&1
+	[ "$(grep -c ' moves ' log)" -eq 0 ]
+}
+
+@test "--history: Stockfish sees a threefold repetition; twins by other moves are other searches" {
+	# two rooks against a knight; the knight and a rook shuttle, and the
+	# position after 44... Nb8 45. Ra1 (ply 10) has been there twice:
+	# Nc6 repeats a position a third time, a draw
+	printf '[Event "r"]\n[FEN "7k/8/2n5/8/8/8/3R4/1R4K1 b - - 0 40"]\n\n40... Nb8 41. Ra1 Nc6 42. Rb1 Nb8 43. Ra1 Nc6 44. Rb1 Nb8 45. Ra1 Nc6 46. Rb1 *\n' |
+		pgn2pos > r.pos 2>/dev/null
+	uci-eval -d 10 -j 1 r.pos -o plain.pos 2>/dev/null
+	uci-eval --history -d 10 -j 1 r.pos -o hist.pos 2>/dev/null
+	p10=$(posdump --fields ply,eval plain.pos | awk '$1 == "ply=10"' | grep -o 'score=[^ ]*')
+	h10=$(posdump --fields ply,eval hist.pos | awk '$1 == "ply=10"' | grep -o 'score=[^ ]*')
+	h2=$(posdump --fields ply,eval hist.pos | awk '$1 == "ply=2"' | grep -o 'score=[^ ]*')
+	[ "$h10" = "score=cp:0" ] || fail "with the moves: $h10"
+	[[ "$p10" =~ ^score=cp:-([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -gt 300 ] || fail "alone: $p10"
+	# the first time there, nothing repeats yet
+	[[ "$h2" =~ ^score=cp:-([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -gt 300 ] || fail "ply 2: $h2"
+	# one position, one clock, reached by other moves (ply 4): alone,
+	# twins (one search); with the moves, two.  The start positions are
+	# twins either way.
+	{
+		printf '[Event "a"]\n\n1. Nf3 Nf6 2. Nc3 Nc6 *\n\n'
+		printf '[Event "b"]\n\n1. Nc3 Nc6 2. Nf3 Nf6 *\n'
+	} | pgn2pos > tw.pos 2>/dev/null
+	run uci-eval -d 4 -j 1 tw.pos -o /dev/null
+	assert_output --partial "10 records: 8 searched, 2 cache hits"
+	run uci-eval --history -d 4 -j 1 tw.pos -o /dev/null
+	assert_output --partial "10 records: 9 searched, 1 cache hits"
+}
+
 @test "ucinewgame only when the game changes, hash kept within a game" {
 	games 3 8 > in.pos
 	FAKE_LOG=log run uci-eval -d 1 -j 1 --cache-mem 0 -e "$FAKE" in.pos -o out.pos

@@ -2,7 +2,7 @@
  * fake-engine - a scripted UCI engine for the fault tests of uci-eval.
  *
  * It speaks enough UCI (uci, isready, setoption MultiPV, ucinewgame,
- * position fen, go, quit) and answers every "go" with one line per MultiPV
+ * position fen with or without moves, go, quit) and answers every "go" with one line per MultiPV
  * index at the asked depth (score cp 100 - 10 * index, wdl 300 400 300,
  * the legal moves in generation order) and a legal bestmove.  Faults are
  * chosen with environment variables (N counts the "go" commands of this
@@ -111,8 +111,24 @@ main(void)
 		    == 0) {
 			multipv = strtol(line + 29, NULL, 10);
 		} else if (strncmp(line, "position fen ", 13) == 0) {
+			char *mv = strstr(line, " moves "), *t;
+			pf_move m;
+			pf_undo u;
+
 			snprintf(pos, sizeof(pos), "%s", line + 13);
+			if (mv != NULL)
+				pos[mv - (line + 13)] = '\0';
 			have_board = pf_board_from_fen(&b, pos, NULL, 0) == 0;
+			/* the moves after it, played */
+			for (t = mv ? strtok(mv + 7, " ") : NULL; t != NULL &&
+			    have_board; t = strtok(NULL, " ")) {
+				if (pf_move_from_uci(&b, t, strlen(t), &m) ==
+				    -1) {
+					have_board = 0;
+					break;
+				}
+				pf_make_move(&b, m, &u);
+			}
 		} else if (strncmp(line, "go", 2) == 0) {
 			pf_move moves[PF_MAX_MOVES];
 			char uci[PF_UCI_MAX];

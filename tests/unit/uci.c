@@ -306,6 +306,66 @@ test_cache(void)
 	pf_extbuf_free(&out);
 }
 
+/* A game's moves since its last capture or pawn move: pushed, begun
+   again by a pawn move, the oldest moved into the start position past
+   PF_UCI_HISTORY_MAX; the position command and the hash. */
+static void
+test_history(void)
+{
+	static const char *const uci[] = { "g1f3", "g8f6", "f3g1", "f6g8",
+		NULL };
+	static pf_uci_history h, h2;
+	static char buf[PF_UCI_POSITION_MAX];
+	pf_board b, start, fin;
+	pf_move m;
+	pf_undo u;
+	int i, ok;
+
+	pf_board_from_fen(&start, PF_STARTPOS_FEN, NULL, 0);
+	b = start;
+	pf_uci_history_reset(&h, &b);
+	CHECK(strcmp(pf_uci_position_history(&h, buf), "position fen "
+	    PF_STARTPOS_FEN) == 0, "no moves: the position alone");
+	for (i = 0; uci[i] != NULL; i++) {
+		pf_move_from_uci(&b, uci[i], 4, &m);
+		pf_make_move(&b, m, &u);
+		pf_uci_history_push(&h, m, &b);
+	}
+	CHECK(h.n == 4 && strcmp(pf_uci_position_history(&h, buf),
+	    "position fen " PF_STARTPOS_FEN " moves g1f3 g8f6 f3g1 f6g8") == 0,
+	    "four knight moves: %s", buf);
+	CHECK(pf_uci_history_hash(&h) != pf_uci_history_hash(&(
+	    pf_uci_history){ .start = b, .n = 0 }),
+	    "the same position by other moves hashes otherwise");
+	pf_move_from_uci(&b, "e2e4", 4, &m);
+	pf_make_move(&b, m, &u);
+	pf_uci_history_push(&h, m, &b);
+	CHECK(h.n == 0 && h.start.key == b.key, "a pawn move begins again");
+	/* 300 knight moves: the last 255 kept, the start moved on */
+	pf_board_from_fen(&b, "4k3/8/8/8/8/8/8/N3K3 w - - 0 1", NULL, 0);
+	pf_uci_history_reset(&h, &b);
+	for (i = 0; i < 300; i++) {
+		static const char *const shuttle[4] = { "a1b3", "e8d8", "b3a1",
+			"d8e8" };
+
+		pf_move_from_uci(&b, shuttle[i % 4], 4, &m);
+		pf_make_move(&b, m, &u);
+		pf_uci_history_push(&h, m, &b);
+	}
+	/* the start is 45 plies on (a shuttle of four: the knight on b3),
+	   and the moves kept lead from it to the position */
+	h2 = h;
+	fin = b;
+	b = h2.start;
+	for (i = 0; i < h2.n; i++)
+		pf_make_move(&b, h2.moves[i], &u);
+	ok = h.n == PF_UCI_HISTORY_MAX && h.start.rule50 == 45 &&
+	    (h.start.by_type[PF_KNIGHT] == 1ULL << 17) && b.key == fin.key;
+	CHECK(ok && strlen(pf_uci_position_history(&h, buf)) < sizeof(buf),
+	    "past %d moves the oldest go into the start position",
+	    PF_UCI_HISTORY_MAX);
+}
+
 int
 main(void)
 {
@@ -314,5 +374,6 @@ main(void)
 	test_search();
 	test_process();
 	test_cache();
+	test_history();
 	return t_done();
 }
