@@ -137,7 +137,7 @@ read_cb(struct archive *a, void *arg, const void **buf)
 
 /*
  * Look at the input's first bytes: a lone gzip chunk (gzip data that
- * inflates to a V6 record's version) is read directly, so that every
+ * inflates to a V6 or V7 record's version) is read directly, so that every
  * record before damage comes out (libarchive's filter keeps back what it
  * decoded last); anything else goes to libarchive.  0 or -1.
  */
@@ -168,7 +168,8 @@ peek(pf_lc0_reader *r)
 		z.next_out = head;
 		z.avail_out = sizeof(head);
 		(void)inflate(&z, Z_NO_FLUSH);
-		r->direct = z.avail_out == 0 && pf_get32(head) == 6;
+		r->direct = z.avail_out == 0 && (pf_get32(head) == 6 ||
+		    pf_get32(head) == 7);
 		inflateEnd(&z);
 	}
 	if (!r->direct && archive_read_open(r->a, r, NULL, read_cb, NULL) !=
