@@ -25,6 +25,7 @@
 #include "fuzz.h"
 #include "binpack.h"
 #include "lc0.h"
+#include "record.h"
 #include "sfformats.h"
 
 #define MAX_ENTRIES	4096
