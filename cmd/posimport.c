@@ -94,8 +94,8 @@ follows(struct run *R, const pf_sfentry *e)
 	return after.key == e->board.key;
 }
 
-/* lc0: the evaluation with W/D/L and best move, and the policy, in place
-   of the score alone. */
+/* lc0: the extensions, the evaluation with W/D/L and best move, and the
+   policy (the core is pf_sfentry_to_core's). */
 static int
 lc0_exts(struct run *R, const pf_lc0_entry *lc)
 {
@@ -135,9 +135,11 @@ take(struct run *R, const pf_sfentry *e, int link, const pf_lc0_entry *lc)
 		pf_board_pack(&e->board, packed);
 		game = XXH64(packed, sizeof(packed), ++R->games);
 	}
-	if (pf_sfentry_to_record(e, game, follows_it ? prev : NULL,
-	    prev_move, &R->eb, &R->pend) == -1 || (lc != NULL &&
-	    lc0_exts(R, lc) == -1)) {
+	if (lc != NULL)
+		pf_sfentry_to_core(e, game, follows_it ? prev : NULL,
+		    prev_move, &R->pend);
+	if ((lc == NULL ? pf_sfentry_to_record(e, game, follows_it ? prev :
+	    NULL, prev_move, &R->eb, &R->pend) : lc0_exts(R, lc)) == -1) {
 		pf_warn("out of memory");
 		R->f->status = PF_EXIT_DATA;
 		R->f->stop = 1;
@@ -418,7 +420,6 @@ read_lc0(struct run *R, int fd)
 		e.move = lc->move;
 		e.ply = (uint16_t)ply++;
 		e.result = (int8_t)lc->result;
-		e.score = pf_lc0_score(lc->q);
 		take(R, &e, first ? -1 : 0, lc);
 	}
 	pf_lc0_reader_free(r);

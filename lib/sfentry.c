@@ -111,11 +111,10 @@ pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
 	return 1;
 }
 
-int
-pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id,
-    const uint8_t *prev, pf_move prev_move, pf_extbuf *ext, pf_record *rec)
+void
+pf_sfentry_to_core(const pf_sfentry *e, uint64_t game_id,
+    const uint8_t *prev, pf_move prev_move, pf_record *rec)
 {
-	pf_eval v;
 	int black = e->board.stm == PF_BLACK;
 
 	memset(rec, 0, sizeof(*rec));
@@ -147,6 +146,15 @@ pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id,
 		}
 	if (pf_insufficient_material(&e->board))
 		rec->flags |= PF_RF_INSUFFICIENT;
+}
+
+int
+pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id,
+    const uint8_t *prev, pf_move prev_move, pf_extbuf *ext, pf_record *rec)
+{
+	pf_eval v;
+
+	pf_sfentry_to_core(e, game_id, prev, prev_move, rec);
 	memset(&v, 0, sizeof(v));
 	v.source = PF_SRC_IMPORT;
 	v.limit_kind = PF_LIMIT_NONE;

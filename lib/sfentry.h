@@ -78,5 +78,9 @@ int	pf_sfentry_from_record(const struct pf_record *rec,
 int	pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id,
 	    const uint8_t *prev, pf_move prev_move, struct pf_extbuf *ext,
 	    struct pf_record *rec);
+/* The core alone (no extensions): for a reader that adds its own
+   (posimport -F lc0). */
+void	pf_sfentry_to_core(const pf_sfentry *e, uint64_t game_id,
+	    const uint8_t *prev, pf_move prev_move, struct pf_record *rec);
 
 #endif
