@@ -367,26 +367,66 @@ read_blocks(struct run *R, int fd, decode_fn decode)
 
 /*
  * lc0's chunks: each chunk is a game (its records follow one another); the
- * plies count from the chunk's first record, which V6 does not store.
+ * plies count from the chunk's first record, which lc0 does not store.  A
+ * record waits for the next: V3 to V5 store no move played, so the move
+ * that gives the next record's position is its move.
  */
+struct lc0_held {
+	int have, first;
+	uint16_t ply;
+	pf_lc0_entry e;
+};
+
+static void
+lc0_take(struct run *R, struct lc0_held *h, const pf_board *next)
+{
+	pf_move moves[PF_MAX_MOVES];
+	pf_sfentry e;
+	pf_board after;
+	pf_undo u;
+	int i, n;
+
+	if (!h->have)
+		return;
+	h->have = 0;
+	if (h->e.move == PF_MOVE_NONE && next != NULL)
+		for (i = 0, n = pf_gen_legal(&h->e.board, moves); i < n; i++) {
+			after = h->e.board;
+			pf_make_move(&after, moves[i], &u);
+			if (after.key == next->key) {
+				h->e.move = moves[i];
+				break;
+			}
+		}
+	memset(&e, 0, sizeof(e));
+	e.board = h->e.board;
+	e.board.fullmove = (uint16_t)(1 + h->ply / 2);
+	e.move = h->e.move;
+	e.ply = h->ply;
+	e.result = (int8_t)h->e.result;
+	take(R, &e, h->first ? -1 : 0, &h->e);
+}
+
 static void
 read_lc0(struct run *R, int fd)
 {
 	pf_lc0_reader *r;
+	struct lc0_held *h;
 	pf_lc0_entry *lc;
-	pf_sfentry e;
 	uint8_t *rec;
 	char msg[768], err[256], rn[40];
 	const char *chunk;
 	size_t size;
 	int rc, first, ply = 0;
 
+	h = calloc(1, sizeof(*h));
 	lc = malloc(sizeof(*lc));
 	rec = malloc(PF_LC0_MAX_SIZE);
-	if (lc == NULL || rec == NULL || (r = pf_lc0_reader_open(fd)) ==
-	    NULL) {
+	if (h == NULL || lc == NULL || rec == NULL || (r =
+	    pf_lc0_reader_open(fd)) == NULL) {
 		pf_warn("out of memory");
 		R->f->status = PF_EXIT_DATA;
+		free(h);
 		free(lc);
 		free(rec);
 		return;
@@ -394,16 +434,18 @@ read_lc0(struct run *R, int fd)
 	while (!R->f->stop && (rc = pf_lc0_read(r, rec, &size, &first)) !=
 	    0) {
 		chunk = pf_lc0_reader_chunk(r);
-		if (rc == 1 && first)
+		if (rc == 1 && first) {
+			lc0_take(R, h, NULL);
 			ply = 0;
-		if (rc == 1 && pf_lc0_v6_decode(rec, lc, err,
-		    sizeof(err)) == -1)
+		}
+		if (rc == 1 && pf_lc0_decode(rec, lc, err, sizeof(err)) == -1)
 			rc = -1;
 		else if (rc == -1)
 			snprintf(err, sizeof(err), "%s", pf_lc0_reader_error(r));
 		if (rc == -1) {
 			/* a game ends at its damage; the chunk's next records
 			   begin another */
+			lc0_take(R, h, NULL);
 			snprintf(rn, sizeof(rn), "record %" PRIu64 ": ",
 			    pf_lc0_reader_recno(r));
 			snprintf(msg, sizeof(msg), "%s: %s%s%s%s", R->name,
@@ -414,15 +456,15 @@ read_lc0(struct run *R, int fd)
 			ply++;
 			continue;
 		}
-		memset(&e, 0, sizeof(e));
-		e.board = lc->board;
-		e.board.fullmove = (uint16_t)(1 + ply / 2);
-		e.move = lc->move;
-		e.ply = (uint16_t)ply++;
-		e.result = (int8_t)lc->result;
-		take(R, &e, first ? -1 : 0, lc);
+		lc0_take(R, h, &lc->board);
+		h->have = 1;
+		h->first = first;
+		h->ply = (uint16_t)ply++;
+		h->e = *lc;
 	}
+	lc0_take(R, h, NULL);
 	pf_lc0_reader_free(r);
+	free(h);
 	free(lc);
 	free(rec);
 }

@@ -383,25 +383,60 @@ castle_file(const pf_board *b, uint8_t v, int f, int c, int ooo)
 	    7;
 }
 
-int
-pf_lc0_v6_decode(const uint8_t rec[PF_LC0_V6_SIZE], pf_lc0_entry *e,
-    char *err, size_t errlen)
+size_t
+pf_lc0_record_size(uint32_t version)
 {
+	switch (version) {
+	case 3:
+		return PF_LC0_V3_SIZE;
+	case 4:
+		return PF_LC0_V4_SIZE;
+	case 5:
+		return PF_LC0_V5_SIZE;
+	case 7:
+		return PF_LC0_V7_SIZE;
+	default:
+		return PF_LC0_V6_SIZE;
+	}
+}
+
+int
+pf_lc0_decode(const uint8_t *in, pf_lc0_entry *e, char *err, size_t errlen)
+{
+	static const uint8_t classic[4] = { 1, 0, 0, 0 };
+	uint8_t v6[PF_LC0_V6_SIZE];
+	const uint8_t *rec = in;
 	uint64_t planes[26], seen = 0;
 	pf_board *b = &e->board;
-	uint32_t version = pf_get32(rec), f = pf_get32(rec + 4);
-	uint8_t inv = rec[8278];
-	int t = 0, us, i, side, file, idx, ep = PF_SQ_NONE;
+	uint32_t version = pf_get32(in), f;
+	uint8_t inv;
+	int t = 0, us, i, side, file, idx, ep = PF_SQ_NONE, best = -1;
 	double sum = 0;
 	float p;
 	char why[128];
 
 	memset(e, 0, sizeof(*e));
-	if (version != 6 && version != 7) {
-		snprintf(err, errlen, "version %u, not 6 or 7 "
-		    "(V6TrainingData, V7TrainingData)", version);
+	if (version < 3 || version > 7) {
+		snprintf(err, errlen, "version %u, not 3 to 7 "
+		    "(V3TrainingData to V7TrainingData)", version);
 		return -1;
 	}
+	/* V3 to V5 as V6 lays them out, as lczero-training's chunkparser
+	   reads them: V3 and V4 have no input format (classic) and V3 no
+	   evaluation; none has played_idx, best_idx or result_q */
+	if (version < 6) {
+		memset(v6, 0, sizeof(v6));
+		if (version == 5)
+			memcpy(v6, in, PF_LC0_V5_SIZE);
+		else {
+			memcpy(v6, in, 4);
+			memcpy(v6 + 4, classic, 4);
+			memcpy(v6 + 8, in + 4, pf_lc0_record_size(version) - 4);
+		}
+		rec = v6;
+	}
+	f = pf_get32(rec + 4);
+	inv = rec[8278];
 	if (f < PF_LC0_CLASSIC || f > PF_LC0_CANONICAL_V2) {
 		snprintf(err, errlen, "input format %u (1 to 5 are read)", f);
 		return -1;
@@ -509,6 +544,10 @@ pf_lc0_v6_decode(const uint8_t rec[PF_LC0_V6_SIZE], pf_lc0_entry *e,
 		}
 		e->prob[i] = p;
 		sum += p;
+		if (best < 0 || p > e->prob[best])
+			best = i;
+		if (version < 6)
+			continue;
 		if (idx == pf_get16(rec + 8344))
 			e->move = e->moves[i];
 		if (idx == pf_get16(rec + 8346))
@@ -516,13 +555,25 @@ pf_lc0_v6_decode(const uint8_t rec[PF_LC0_V6_SIZE], pf_lc0_entry *e,
 	}
 	for (i = 0; i < e->n; i++)
 		e->prob[i] = sum > 0 ? e->prob[i] / sum : 1.0 / e->n;
-	if (e->move == PF_MOVE_NONE && e->n > 0) {
+	e->version = (int)version;
+	e->has_eval = version >= 4;
+	if (version < 6) {
+		/* the most visited move is lc0's best; the move played is
+		   the next record's to find */
+		if (best >= 0)
+			e->best = e->moves[best];
+		e->result = (int8_t)rec[8279] > 0 ? 1 : (int8_t)rec[8279] < 0 ?
+		    -1 : 0;
+	}
+	if (version >= 6 && e->move == PF_MOVE_NONE && e->n > 0) {
 		snprintf(err, errlen, "played_idx %u is no legal move",
 		    pf_get16(rec + 8344));
 		return -1;
 	}
-	p = pf_getf32(rec + 8308);
-	e->result = p > 0.5f ? 1 : p < -0.5f ? -1 : 0;
+	if (version >= 6) {
+		p = pf_getf32(rec + 8308);
+		e->result = p > 0.5f ? 1 : p < -0.5f ? -1 : 0;
+	}
 	e->q = pf_getf32(rec + 8284);
 	e->d = pf_getf32(rec + 8292);
 	if (!(e->q >= -1.0001f && e->q <= 1.0001f && e->d >= -0.0001f &&
@@ -548,13 +599,12 @@ pf_lc0_score(float q)
 	return (int16_t)lround(s);
 }
 
-int
-pf_lc0_entry_exts(const pf_lc0_entry *e, pf_extbuf *ext)
+/* The entry's evaluation: W/D/L from q and d, the score, the best move. */
+static int
+entry_eval(const pf_lc0_entry *e, pf_extbuf *ext)
 {
 	pf_eval v;
-	pf_policy pol;
 	double w, l, q = e->q, d = e->d;
-	int i;
 
 	memset(&v, 0, sizeof(v));
 	v.source = PF_SRC_IMPORT;
@@ -572,7 +622,16 @@ pf_lc0_entry_exts(const pf_lc0_entry *e, pf_extbuf *ext)
 	v.wdl[2] = v.wdl[0] + v.wdl[2] > 1000 ? 1000 - v.wdl[0] : v.wdl[2];
 	v.wdl[1] = (uint16_t)(1000 - v.wdl[0] - v.wdl[2]);
 	v.best = e->best;
-	if (pf_eval_encode(&v, ext) == -1)
+	return pf_eval_encode(&v, ext);
+}
+
+int
+pf_lc0_entry_exts(const pf_lc0_entry *e, pf_extbuf *ext)
+{
+	pf_policy pol;
+	int i;
+
+	if (e->has_eval && entry_eval(e, ext) == -1)
 		return -1;
 	if (e->n == 0)
 		return 0;

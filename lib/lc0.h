@@ -71,6 +71,9 @@
 
 #define PF_LC0_V6_SIZE		8356
 #define PF_LC0_V7_SIZE		8396	/* V6 and 40 bytes more */
+#define PF_LC0_V5_SIZE		8308	/* V6 up to plies_left */
+#define PF_LC0_V4_SIZE		8292	/* V5 without input_format, M */
+#define PF_LC0_V3_SIZE		8276	/* V4 without Q and D */
 #define PF_LC0_MAX_SIZE		PF_LC0_V7_SIZE
 #define PF_LC0_HISTORY		8	/* history slots */
 #define PF_LC0_LOOKBACK		257	/* positions format 5 may look at:
@@ -131,7 +134,7 @@ void	pf_lc0_v6_encode(const pf_board *const *hist, const int *rep,
 	    int nhist, const pf_lc0_v6 *v, uint8_t out[PF_LC0_V6_SIZE]);
 
 /*
- * Reading.  One V6 record back: the position from the planes of its first
+ * Reading.  One record back (V6; V7, V3 to V5 as pf_lc0_decode says): the position from the planes of its first
  * slot (the transform undone, the board mirrored back when black moves),
  * castling from the four bytes (format 1, which names no file: the
  * outermost rook on that side of the king), the en passant square from the en passant
@@ -145,22 +148,34 @@ void	pf_lc0_v6_encode(const pf_board *const *hist, const int *rep,
  */
 typedef struct pf_lc0_entry {
 	pf_board board;
-	pf_move move;		/* played; a legal move */
-	pf_move best;		/* best_idx's move, or PF_MOVE_NONE */
+	pf_move move;		/* played, a legal move (V6, V7); V3 to V5
+				   store none: PF_MOVE_NONE */
+	pf_move best;		/* best_idx's move (V3 to V5: the most
+				   probable), or PF_MOVE_NONE */
 	int result;		/* 1, 0, -1: the side to move's view */
+	int has_eval;		/* q and d hold (not V3) */
 	float q, d;		/* best_q, best_d */
-	int input_format;
+	int version, input_format;
 	int n;			/* legal moves */
 	pf_move moves[PF_MAX_MOVES];
 	double prob[PF_MAX_MOVES];
 } pf_lc0_entry;
 
-/* A V6 record, or a V7 one (V6 and 40 bytes more, its fields the same):
-   0, or -1 with the reason in err (another version or input format, an
-   impossible board, a move played that is not legal, probabilities that
-   are not lc0's). */
-int	pf_lc0_v6_decode(const uint8_t rec[PF_LC0_V6_SIZE], pf_lc0_entry *e,
-	    char *err, size_t errlen);
+/* The size of a record of version (3 to 7; PF_LC0_V6_SIZE for any
+   other). */
+size_t	pf_lc0_record_size(uint32_t version);
+/*
+ * A record of version 3 to 7, pf_lc0_record_size(its version) bytes, read
+ * as lczero-training's chunkparser reads the older ones (laid out as V6;
+ * V3 and V4, which name no input format, in format 1): 0, or -1 with the
+ * reason in err (another version or input format, an impossible board, a
+ * move played that is not legal, probabilities that are not lc0's).
+ * V3 to V5 store no move played, no best move and no result_q: the move
+ * is left to the caller (the one that gives the next record), the best
+ * move is the most probable, the result is the old int8 one.
+ */
+int	pf_lc0_decode(const uint8_t *rec, pf_lc0_entry *e, char *err,
+	    size_t errlen);
 
 /*
  * best_q as a score in Stockfish's internal units (sfentry.h), as lc0's
@@ -188,9 +203,8 @@ typedef struct pf_lc0_reader pf_lc0_reader;
 pf_lc0_reader	*pf_lc0_reader_open(int fd);
 void		 pf_lc0_reader_free(pf_lc0_reader *r);
 /*
- * The next record into rec: 1 (*size is its size, PF_LC0_V7_SIZE for a
- * record of version 7, else PF_LC0_V6_SIZE; *first is 1 when it is its
- * chunk's first), 0 at the end, -1 damage (pf_lc0_reader_error): a
+ * The next record into rec: 1 (*size is its size, pf_lc0_record_size of
+ * its version; *first is 1 when it is its chunk's first), 0 at the end, -1 damage (pf_lc0_reader_error): a
  * truncated record or damaged gzip data end their chunk, and the next call
  * goes on with the next chunk; an archive that cannot be read further
  * ends the input.

@@ -137,7 +137,7 @@ read_cb(struct archive *a, void *arg, const void **buf)
 
 /*
  * Look at the input's first bytes: a lone gzip chunk (gzip data that
- * inflates to a V6 or V7 record's version) is read directly, so that every
+ * inflates to a V3 to V7 record's version) is read directly, so that every
  * record before damage comes out (libarchive's filter keeps back what it
  * decoded last); anything else goes to libarchive.  0 or -1.
  */
@@ -168,8 +168,8 @@ peek(pf_lc0_reader *r)
 		z.next_out = head;
 		z.avail_out = sizeof(head);
 		(void)inflate(&z, Z_NO_FLUSH);
-		r->direct = z.avail_out == 0 && (pf_get32(head) == 6 ||
-		    pf_get32(head) == 7);
+		r->direct = z.avail_out == 0 && pf_get32(head) >= 3 &&
+		    pf_get32(head) <= 7;
 		inflateEnd(&z);
 	}
 	if (!r->direct && archive_read_open(r->a, r, NULL, read_cb, NULL) !=
@@ -358,10 +358,10 @@ pf_lc0_read(pf_lc0_reader *r, uint8_t rec[PF_LC0_MAX_SIZE], size_t *size,
 			if ((rc = next_chunk(r)) <= 0)
 				return rc;
 		}
-		/* the version says the size: V7 is V6 and 40 bytes more */
+		/* the version says the size */
 		if ((n = get(r, rec, 0, 4)) == 4)
-			n = get(r, rec, 4, want = pf_get32(rec) == 7 ?
-			    PF_LC0_V7_SIZE : PF_LC0_V6_SIZE);
+			n = get(r, rec, 4, want =
+			    pf_lc0_record_size(pf_get32(rec)));
 		else
 			want = PF_LC0_V6_SIZE;
 		if (n == -1) {

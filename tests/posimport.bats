@@ -181,6 +181,66 @@ open('v7', 'wb').write(out)"
 	assert_output "posimport: 0 entries in 0 games imported (lc0); 0 damaged places"
 }
 
+@test "lc0: the older V3, V4 and V5 records read as lczero-training reads them: the same positions, results and policies; the move from the next record" {
+	lc0_chunks 1 c1
+	lc0_chunks 3 c3
+	# the chunks rewritten in the older layouts (lczero-training's
+	# chunkparser.py: V5 is V6 up to plies_left with the result as an
+	# int8; V4 has no input format and no M; V3 no Q and D either)
+	cat > old.py <<-'EOF'
+	import gzip, os, struct, sys
+	src, dst, ver = sys.argv[1], sys.argv[2], int(sys.argv[3])
+	os.makedirs(dst)
+	for f in os.listdir(src):
+	    d = gzip.open(os.path.join(src, f)).read()
+	    out = b""
+	    for i in range(0, len(d), 8356):
+	        r = d[i:i + 8356]
+	        res = struct.pack("b", int(struct.unpack_from("<f", r, 8308)[0]))
+	        if ver == 5:
+	            out += struct.pack("<I", 5) + r[4:8279] + res + r[8280:8308]
+	        else:
+	            q = r[8280:8296] if ver == 4 else b""
+	            out += struct.pack("<I", ver) + r[8:8278] + b"\0" + res + q
+	    gzip.open(os.path.join(dst, f), "wb").write(out)
+	EOF
+	"$PY" old.py c1 v3 3
+	"$PY" old.py c1 v4 4
+	"$PY" old.py c3 v5 5
+	posimport -F lc0 -o new1.pos $(ls c1/*.gz | sort -t. -k2 -n) 2>/dev/null
+	posimport -F lc0 -o new3.pos $(ls c3/*.gz | sort -t. -k2 -n) 2>/dev/null
+	# the same records but for what the older ones do not hold: a
+	# chunk's last record has no move, V3 no evaluation
+	cat > same.py <<-'EOF'
+	import sys, posflow
+	a, b = list(posflow.records(sys.argv[1])), list(posflow.records(sys.argv[2]))
+	has_eval = sys.argv[3] == "1"
+	assert len(a) == len(b), (len(a), len(b))
+	for x, y in zip(a, b):
+	    ev = lambda r: [e for e in r["exts"] if e["type"] == "eval"]
+	    pol = lambda r: [e for e in r["exts"] if e["type"] == "policy"][0]["moves"]
+	    assert (x["fen"], x["result"], x["ply"], x["game"] == a[0]["game"]) == \
+	        (y["fen"], y["result"], y["ply"], y["game"] == b[0]["game"]), (x, y)
+	    assert y["move"] == ("-" if "last" in y["flags"] else x["move"]), (x, y)
+	    assert pol(x) == pol(y), x["fen"]
+	    if has_eval:
+	        assert ev(x)[0]["wdl"] == ev(y)[0]["wdl"], x["fen"]
+	    else:
+	        assert ev(y) == [], y
+	print("%d records as V6 gives them" % len(b))
+	EOF
+	for v in 3 4 5; do
+		run posimport -F lc0 -o old$v.pos $(ls v$v/*.gz | sort -t. -k2 -n)
+		assert_success
+		assert_output "posimport: 2770 entries in 47 games imported (lc0); 0 damaged places"
+		n=1
+		[ $v -eq 5 ] && n=3
+		run "$PY" same.py new$n.pos old$v.pos $([ $v -eq 3 ] && echo 0 || echo 1)
+		assert_success
+		assert_output "2770 records as V6 gives them"
+	done
+}
+
 @test "lc0: damage names the file, chunk and record; every record before it is written, the next chunks are read" {
 	lc0_chunks 1 c
 	n0=$(posimport -F lc0 c/training.0.gz 2>/dev/null | posdump -c | cut -d' ' -f1)

@@ -5,8 +5,8 @@
  * Input: one control byte, then the bytes of a file.  Bits 0-2 choose the
  * format: binpack (a stream of chunks, through pf_binpack_reader), plain
  * (text, entry by entry), bin, marlinformat, bulletformat (fixed-size
- * entries), viriformat (games), lc0 (V6 chunks, through pf_lc0_reader and
- * pf_lc0_v6_decode; lib/lc0.c, lib/lc0read.c).  Properties:
+ * entries), viriformat (games), lc0 (V3 to V7 chunks, through
+ * pf_lc0_reader and pf_lc0_decode; lib/lc0.c, lib/lc0read.c).  Properties:
  *   - every reader ends (binpack: each call after damage moves on or ends
  *     the input; plain: each call takes bytes);
  *   - every entry read is a valid board (pf_board_validate) with a legal
@@ -214,6 +214,7 @@ lc0_fixed_point(const pf_lc0_entry *e)
 	static uint8_t out[PF_LC0_V6_SIZE];
 	const pf_board *hist[1] = { &e->board };
 	int rep[1] = { 0 }, i, idx, black = e->board.stm == PF_BLACK;
+	pf_move played;
 	char why[200];
 
 	memset(&v, 0, sizeof(v));
@@ -226,19 +227,21 @@ lc0_fixed_point(const pf_lc0_entry *e)
 		FUZZ_CHECK(idx >= 0);
 		v.probabilities[idx] = (float)e->prob[i];
 	}
-	v.played_idx = (uint16_t)pf_lc0_index_tf(e->move, black, v.transform);
+	/* V3 to V5 store no move played: the first legal one stands in */
+	played = e->move != PF_MOVE_NONE ? e->move : e->moves[0];
+	v.played_idx = (uint16_t)pf_lc0_index_tf(played, black, v.transform);
 	v.best_idx = e->best == PF_MOVE_NONE ? v.played_idx :
 	    (uint16_t)pf_lc0_index_tf(e->best, black, v.transform);
 	v.best_q = e->q;
 	v.best_d = e->d;
 	v.result_q = (float)e->result;
 	pf_lc0_v6_encode(hist, rep, 1, &v, out);
-	FUZZ_CHECK(pf_lc0_v6_decode(out, &back, why, sizeof(why)) == 0);
+	FUZZ_CHECK(pf_lc0_decode(out, &back, why, sizeof(why)) == 0);
 	FUZZ_CHECK(back.board.key == e->board.key &&
 	    back.board.ep == e->board.ep &&
 	    back.board.rule50 == e->board.rule50 &&
 	    back.board.castle_rooks == e->board.castle_rooks &&
-	    back.move == e->move && back.n == e->n &&
+	    back.move == played && back.n == e->n &&
 	    back.result == e->result);
 	FUZZ_CHECK(e->best == PF_MOVE_NONE || back.best == e->best);
 	for (i = 0; i < e->n; i++)
@@ -268,9 +271,8 @@ fuzz_lc0(const uint8_t *data, size_t size)
 			FUZZ_CHECK(pf_lc0_reader_error(r)[0] != '\0');
 			continue;
 		}
-		FUZZ_CHECK(rsize == (pf_get32(rec) == 7 ? PF_LC0_V7_SIZE :
-		    PF_LC0_V6_SIZE));
-		if (pf_lc0_v6_decode(rec, &e, why, sizeof(why)) != 0) {
+		FUZZ_CHECK(rsize == pf_lc0_record_size(pf_get32(rec)));
+		if (pf_lc0_decode(rec, &e, why, sizeof(why)) != 0) {
 			FUZZ_CHECK(why[0] != '\0');
 			continue;
 		}

@@ -323,7 +323,7 @@ test_decode(void)
 			    g.b[g.n - 1].stm, t);
 			out[8345] = (uint8_t)(pf_lc0_index_tf(m[0],
 			    g.b[g.n - 1].stm, t) >> 8);
-			if (pf_lc0_v6_decode(out, &e, err, sizeof(err)) ==
+			if (pf_lc0_decode(out, &e, err, sizeof(err)) ==
 			    -1) {
 				CHECK(0, "format %d, position %zu: %s", f, i,
 				    err);
