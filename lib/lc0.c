@@ -229,13 +229,9 @@ put_history(uint64_t *planes, const pf_board *const *hist, const int *rep,
 {
 	const pf_board *b = hist[0], *old = hist[nhist - 1], *pb;
 	int canon = f >= PF_LC0_CANONICAL, v2 = f == PF_LC0_CANONICAL_V2;
-	int slot, k, fill, r;
+	int look = v2 ? PF_LC0_LOOKBACK : PF_LC0_HISTORY, slot, k, fill, r;
 
-	for (slot = 0, k = 0; slot < PF_LC0_HISTORY; k++) {
-		if (!v2 && k >= PF_LC0_HISTORY)
-			break;
-		if (v2 && k >= PF_LC0_LOOKBACK)
-			break;
+	for (slot = 0, k = 0; slot < PF_LC0_HISTORY && k < look; k++) {
 		fill = k >= nhist;
 		pb = fill ? old : hist[k];
 		r = fill ? rep[nhist - 1] : rep[k];
