@@ -1,8 +1,10 @@
 /*
  * posimport - a trainer's training data (Stockfish's binpack, plain text
- * and bin, bullet's marlinformat, bulletformat and viriformat) as a
- * record stream, so that existing data can be re-scored, re-targeted,
- * filtered and sharded by the other tools.
+ * and bin, bullet's marlinformat, bulletformat and viriformat, lc0's
+ * chunks) as a record stream, so that existing data can be re-scored,
+ * re-targeted, filtered and sharded by the other tools.  Files come
+ * through pf_input in binary mode: compressed or not, alone or in tar and
+ * zip archives, each archive member read as its own input.
  *
  * Each entry becomes one record: the position, the move, the result from
  * the side to move's view, and the score as an evaluation of source
@@ -12,14 +14,11 @@
  * viriformat game is a game.  Damage is reported with the byte offset
  * after every entry before it is written.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <xxhash.h>
 
@@ -40,13 +39,18 @@ struct opts {
 struct run {
 	const struct opts *o;
 	pf_filter *f;
-	const char *name;	/* the input, for messages */
+	const char *file;	/* the input, for messages */
+	const char *name;	/* it, or "file: member" in an archive */
 	/* the record waiting for its successor (to know whether it ends its
 	   game), with its extension bytes */
 	int have;
 	pf_record pend;
 	pf_extbuf eb;
 	pf_board board;		/* the pending record's board */
+	/* lc0: the reader, a record and its decoding */
+	pf_lc0_reader *lc0;
+	uint8_t *rec;
+	pf_lc0_entry *lc;
 	uint64_t games, entries, damaged;
 	uint64_t file_damaged;	/* in the current file */
 };
@@ -158,7 +162,7 @@ damaged(struct run *R, const char *msg)
 		pf_warnx("%s", msg);
 	else if (R->file_damaged == DAMAGE_NAMED + 1)
 		pf_warnx("%s: more damage, not named (the summary counts "
-		    "it)", R->name);
+		    "it)", R->file);
 	R->f->status = PF_EXIT_DATA;
 	R->damaged++;
 }
@@ -176,13 +180,14 @@ damage(struct run *R, uint64_t offset, const char *why)
 /* ---- readers ----------------------------------------------------------- */
 
 static void
-read_binpack(struct run *R, int fd)
+read_binpack(struct run *R, pf_input *in)
 {
 	pf_binpack_reader *r;
 	pf_sfentry e;
 	int rc;
 
-	if ((r = pf_binpack_reader_open(fd, R->name)) == NULL) {
+	if ((r = pf_binpack_reader_open_source(pf_input_source, in,
+	    R->name)) == NULL) {
 		pf_warn("out of memory");
 		R->f->status = PF_EXIT_DATA;
 		return;
@@ -199,28 +204,22 @@ read_binpack(struct run *R, int fd)
 }
 
 /*
- * Fill buf[*len..INBUF) from fd: 1 more bytes, 0 at the end of the
- * input, -1 on a read error (reported).
+ * Fill buf[*len..INBUF) from in: 1 more bytes, 0 at the end of the
+ * member, -1 on a read error (reported where the bytes before it end).
  */
 static int
-fill(struct run *R, int fd, uint8_t *buf, size_t *len)
+fill(struct run *R, pf_input *in, uint8_t *buf, size_t *len,
+    uint64_t offset)
 {
 	ssize_t n;
 
-	for (;;) {
-		n = read(fd, buf + *len, INBUF - *len);
-		if (n > 0) {
-			*len += (size_t)n;
-			return 1;
-		}
-		if (n == 0)
-			return 0;
-		if (errno != EINTR) {
-			pf_warn("%s", R->name);
-			R->f->status = PF_EXIT_DATA;
-			return -1;
-		}
+	if ((n = pf_input_read(in, buf + *len, INBUF - *len)) > 0) {
+		*len += (size_t)n;
+		return 1;
 	}
+	if (n < 0)
+		damage(R, offset + *len, pf_input_error(in));
+	return n;
 }
 
 /*
@@ -326,12 +325,12 @@ dec_viri(struct run *R, const uint8_t *p, size_t len, int eof,
 }
 
 static void
-read_blocks(struct run *R, int fd, decode_fn decode)
+read_blocks(struct run *R, pf_input *in, decode_fn decode)
 {
 	uint8_t *buf;
 	size_t len = 0, used, start;
 	uint64_t offset = 0;
-	int eof = 0, rc;
+	int eof = 0, failed = 0, rc;
 
 	if ((buf = malloc(INBUF)) == NULL) {
 		pf_warn("out of memory");
@@ -340,13 +339,15 @@ read_blocks(struct run *R, int fd, decode_fn decode)
 	}
 	while (!R->f->stop) {
 		if (!eof && len < INBUF) {
-			if ((rc = fill(R, fd, buf, &len)) == -1)
-				break;
-			eof = rc == 0;
+			/* after a read error (named where the bytes end),
+			   the whole entries read before it are all there is */
+			rc = fill(R, in, buf, &len, offset);
+			eof = rc <= 0;
+			failed = rc < 0;
 		}
 		start = 0;
 		while (!R->f->stop && start < len) {
-			decode(R, buf + start, len - start, eof,
+			decode(R, buf + start, len - start, eof && !failed,
 			    offset + start, &used);
 			if (used == 0)
 				break;
@@ -407,96 +408,111 @@ lc0_take(struct run *R, struct lc0_held *h, const pf_board *next)
 	take(R, &e, h->first ? -1 : 0, &h->e);
 }
 
+/* One chunk (a file, or a file in an archive): a game. */
 static void
-read_lc0(struct run *R, int fd)
+read_lc0(struct run *R, pf_input *in, pf_lc0_reader *r)
 {
-	pf_lc0_reader *r;
-	struct lc0_held *h;
-	pf_lc0_entry *lc;
-	uint8_t *rec;
-	char msg[768], err[256], rn[40];
-	const char *chunk;
+	struct lc0_held h;
+	char msg[768], err[256];
 	size_t size;
 	int rc, first, ply = 0;
 
-	h = calloc(1, sizeof(*h));
-	lc = malloc(sizeof(*lc));
-	rec = malloc(PF_LC0_MAX_SIZE);
-	if (h == NULL || lc == NULL || rec == NULL || (r =
-	    pf_lc0_reader_open(fd)) == NULL) {
-		pf_warn("out of memory");
-		R->f->status = PF_EXIT_DATA;
-		free(h);
-		free(lc);
-		free(rec);
-		return;
-	}
-	while (!R->f->stop && (rc = pf_lc0_read(r, rec, &size, &first)) !=
+	memset(&h, 0, sizeof(h));
+	pf_lc0_reader_start(r, pf_input_source, in);
+	while (!R->f->stop && (rc = pf_lc0_read(r, R->rec, &size, &first)) !=
 	    0) {
-		chunk = pf_lc0_reader_chunk(r);
-		if (rc == 1 && first) {
-			lc0_take(R, h, NULL);
-			ply = 0;
-		}
-		if (rc == 1 && pf_lc0_decode(rec, lc, err, sizeof(err)) == -1)
+		if (rc == 1 && pf_lc0_decode(R->rec, R->lc, err, sizeof(err)) ==
+		    -1)
 			rc = -1;
 		else if (rc == -1)
 			snprintf(err, sizeof(err), "%s", pf_lc0_reader_error(r));
 		if (rc == -1) {
 			/* a game ends at its damage; the chunk's next records
 			   begin another */
-			lc0_take(R, h, NULL);
-			snprintf(rn, sizeof(rn), "record %" PRIu64 ": ",
-			    pf_lc0_reader_recno(r));
-			snprintf(msg, sizeof(msg), "%s: %s%s%s%s", R->name,
-			    chunk ? chunk : "", chunk ? ": " : "",
-			    pf_lc0_reader_recno(r) ? rn : "", err);
+			lc0_take(R, &h, NULL);
+			snprintf(msg, sizeof(msg), "%s: record %" PRIu64 ": %s",
+			    R->name, pf_lc0_reader_recno(r), err);
 			damaged(R, msg);
 			flush_pending(R, 1);
 			ply++;
 			continue;
 		}
-		lc0_take(R, h, &lc->board);
-		h->have = 1;
-		h->first = first;
-		h->ply = (uint16_t)ply++;
-		h->e = *lc;
+		lc0_take(R, &h, &R->lc->board);
+		h.have = 1;
+		h.first = first;
+		h.ply = (uint16_t)ply++;
+		h.e = *R->lc;
 	}
-	lc0_take(R, h, NULL);
-	pf_lc0_reader_free(r);
-	free(h);
-	free(lc);
-	free(rec);
+	lc0_take(R, &h, NULL);
 }
 
+/* The input would block: pass on what is written (pipelines flow). */
+static void
+idle_flush(void *arg)
+{
+	struct run *R = arg;
+
+	if (R->f->w != NULL && pf_writer_pending(R->f->w) > 0)
+		(void)pf_writer_flush(R->f->w);	/* its error comes back */
+}
+
+/*
+ * One input, whatever its packaging (pf_input in binary mode): a file,
+ * compressed or not, or an archive of them, each read on its own.
+ */
 static void
 import_file(struct run *R, const char *path)
 {
-	int fd;
+	pf_input *in;
+	const char *member;
+	char *name = NULL, msg[640];
+	int rc;
 
-	R->name = pf_input_name(path);
+	R->file = R->name = pf_input_name(path);
 	R->file_damaged = 0;
-	if (strcmp(path, "-") == 0)
-		fd = STDIN_FILENO;
-	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		pf_warn("%s", R->name);
+	if ((in = pf_input_open(path, R->file)) == NULL) {
+		pf_warn("%s", R->file);
 		R->f->status = PF_EXIT_DATA;
 		return;
 	}
-	if (strcmp(R->o->format, "binpack") == 0)
-		read_binpack(R, fd);
-	else if (strcmp(R->o->format, "plain") == 0)
-		read_blocks(R, fd, dec_plain);
-	else if (strcmp(R->o->format, "viriformat") == 0)
-		read_blocks(R, fd, dec_viri);
-	else if (strcmp(R->o->format, "lc0") == 0)
-		read_lc0(R, fd);
-	else
-		read_blocks(R, fd, dec_fixed);
-	/* games never span inputs */
-	flush_pending(R, 1);
-	if (fd != STDIN_FILENO)
-		close(fd);
+	pf_input_set_binary(in);
+	pf_input_set_idle(in, idle_flush, R);
+	while (!R->f->stop && (rc = pf_input_next_member(in)) != 0) {
+		if (rc == -1) {
+			snprintf(msg, sizeof(msg), "%s: %s", R->name,
+			    pf_input_error(in));
+			damaged(R, msg);
+			break;
+		}
+		free(name);
+		name = NULL;
+		R->name = R->file;
+		if ((member = pf_input_member(in)) != NULL) {
+			if ((name = malloc(strlen(R->file) + strlen(member) +
+			    3)) == NULL) {
+				pf_warn("out of memory");
+				R->f->status = PF_EXIT_DATA;
+				break;
+			}
+			sprintf(name, "%s: %s", R->file, member);
+			R->name = name;
+		}
+		if (strcmp(R->o->format, "binpack") == 0)
+			read_binpack(R, in);
+		else if (strcmp(R->o->format, "plain") == 0)
+			read_blocks(R, in, dec_plain);
+		else if (strcmp(R->o->format, "viriformat") == 0)
+			read_blocks(R, in, dec_viri);
+		else if (strcmp(R->o->format, "lc0") == 0)
+			read_lc0(R, in, R->lc0);
+		else
+			read_blocks(R, in, dec_fixed);
+		/* games never span files */
+		flush_pending(R, 1);
+	}
+	R->name = R->file;
+	free(name);
+	pf_input_free(in);
 }
 
 static const char *const formats[] = { "binpack", "plain", "bin",
@@ -559,6 +575,14 @@ main(int argc, char **argv)
 	memset(&R, 0, sizeof(R));
 	R.o = &o;
 	R.f = &f;
+	if (strcmp(o.format, "lc0") == 0 && ((R.lc0 = pf_lc0_reader_open()) ==
+	    NULL || (R.rec = malloc(PF_LC0_MAX_SIZE)) == NULL ||
+	    (R.lc = malloc(sizeof(*R.lc))) == NULL)) {
+		pf_warn("out of memory");
+		pf_lc0_reader_free(R.lc0);
+		free(R.rec);
+		return PF_EXIT_DATA;
+	}
 	if (pf_filter_open(&f, o.out.output, o.out.force, o.out.zstd) == 0) {
 		for (i = 0; (i == 0 || i < argc) && !f.stop; i++)
 			import_file(&R, argc ? argv[i] : "-");
@@ -568,5 +592,8 @@ main(int argc, char **argv)
 			    R.entries, R.games, o.format, R.damaged);
 	}
 	pf_extbuf_free(&R.eb);
+	pf_lc0_reader_free(R.lc0);
+	free(R.rec);
+	free(R.lc);
 	return pf_filter_close(&f);
 }

@@ -484,7 +484,9 @@ destinations(const pf_board *b, int from, int type)
 enum { S_HEADER, S_STEM, S_CHAIN, S_SKIP, S_DONE };
 
 struct pf_binpack_reader {
-	int fd;
+	pf_source_fn *src;
+	void *src_arg;
+	int fd;			/* pf_binpack_reader_open's (src_arg) */
 	char *name;
 	uint8_t *buf;
 	size_t pos, end;	/* unread bytes: buf[pos..end) */
@@ -505,6 +507,10 @@ struct pf_binpack_reader {
 	uint64_t entries;
 	int chained;		/* the last entry continued a chain */
 	char err[ERR_MAX];
+	/* a read error (damaged compressed data, say): the input ends
+	   there, and the reason is told once (cut_short, pf_binpack_read) */
+	char rd_err[256];
+	int rd_told;
 };
 
 static void
@@ -533,14 +539,52 @@ rerr_append(pf_binpack_reader *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* read(2) as a source; a descriptor with no data yet (O_NONBLOCK) is
+   waited for. */
+static ssize_t
+fd_source(void *arg, void *buf, size_t n, char *err, size_t errsize)
+{
+	int fd = *(int *)arg;
+	ssize_t got;
+
+	for (;;) {
+		if ((got = read(fd, buf, n)) >= 0)
+			return got;
+		if (errno == EAGAIN) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+			(void)poll(&pfd, 1, -1);
+		} else if (errno != EINTR) {
+			snprintf(err, errsize, "read error: %s",
+			    strerror(errno));
+			return -1;
+		}
+	}
+}
+
 pf_binpack_reader *
 pf_binpack_reader_open(int fd, const char *name)
 {
 	pf_binpack_reader *r;
 
+	if ((r = pf_binpack_reader_open_source(fd_source, NULL, name)) !=
+	    NULL) {
+		r->fd = fd;
+		r->src_arg = &r->fd;
+	}
+	return r;
+}
+
+pf_binpack_reader *
+pf_binpack_reader_open_source(pf_source_fn *src, void *arg,
+    const char *name)
+{
+	pf_binpack_reader *r;
+
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
-	r->fd = fd;
+	r->src = src;
+	r->src_arg = arg;
 	r->state = S_HEADER;
 	if ((r->name = strdup(name != NULL ? name : "stdin")) == NULL ||
 	    (r->buf = malloc(WINDOW)) == NULL) {
@@ -582,8 +626,8 @@ pf_binpack_reader_offset(const pf_binpack_reader *r)
 
 /*
  * Make at least need (<= WINDOW) bytes readable at buf[pos], or as many
- * as the input has.  Returns the bytes readable, or -1 on a read error
- * (reported).  Never called while a chain is being read: the chain's
+ * as the input has.  Returns the bytes readable (never -1: a read error
+ * ends the input there, and rd_err keeps it).  Never called while a chain is being read: the chain's
  * movetext stays where it is.
  */
 static ssize_t
@@ -600,28 +644,32 @@ fill(pf_binpack_reader *r, size_t need)
 		r->pos = 0;
 	}
 	while (r->end < need) {
-		got = read(r->fd, r->buf + r->end, WINDOW - r->end);
+		char why[256];
+
+		got = r->src(r->src_arg, r->buf + r->end, WINDOW - r->end, why,
+		    sizeof(why));
 		if (got > 0) {
 			r->end += (size_t)got;
 			continue;
 		}
-		if (got == -1 && errno == EINTR)
-			continue;
-		if (got == -1 && errno == EAGAIN) {
-			struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
-
-			(void)poll(&pfd, 1, -1);
-			continue;
-		}
-		if (got == 0) {
-			r->eof = 1;
-			break;
-		}
-		rerr(r, r->base + r->end, "read error: %s", strerror(errno));
-		r->state = S_DONE;
-		return -1;
+		if (got < 0 && r->rd_err[0] == '\0')
+			snprintf(r->rd_err, sizeof(r->rd_err), "%s", why);
+		/* an error ends the input: the entries before it are read */
+		r->eof = 1;
+		break;
 	}
 	return (ssize_t)(r->end - r->pos);
+}
+
+/* After a message that the input ended inside a chunk: why it did, when
+   a read error ended it. */
+static void
+cut_short(pf_binpack_reader *r)
+{
+	if (r->rd_err[0] != '\0' && !r->rd_told) {
+		rerr_append(r, ": %s", r->rd_err);
+		r->rd_told = 1;
+	}
 }
 
 /*
@@ -692,6 +740,7 @@ read_header(pf_binpack_reader *r)
 		}
 		rerr(r, r->base + r->pos, "truncated chunk header (%zd of "
 		    "8 bytes)", avail);
+		cut_short(r);
 		r->state = S_DONE;
 		return -1;
 	}
@@ -753,6 +802,7 @@ read_stem(pf_binpack_reader *r, pf_sfentry *e)
 			rerr(r, r->base + r->end, "truncated chunk (the chunk "
 			    "ends at offset %llu)",
 			    (unsigned long long)r->chunk_end);
+			cut_short(r);
 			r->state = S_DONE;
 			return -1;
 		}
@@ -763,6 +813,7 @@ read_stem(pf_binpack_reader *r, pf_sfentry *e)
 	if (avail < STEM_AND_COUNT) {
 		rerr(r, r->base + r->end, "truncated chunk (the chunk ends at "
 		    "offset %llu)", (unsigned long long)r->chunk_end);
+		cut_short(r);
 		r->state = S_DONE;
 		return -1;
 	}
@@ -930,6 +981,7 @@ bad:
 	if (why == NULL && r->mt_cut) {
 		rerr(r, r->base + r->mt_lim, "truncated chunk (the chunk ends "
 		    "at offset %llu)", (unsigned long long)r->chunk_end);
+		cut_short(r);
 		r->state = S_DONE;
 		return -1;
 	}
@@ -940,12 +992,11 @@ bad:
 	return -1;
 }
 
-int
-pf_binpack_read(pf_binpack_reader *r, pf_sfentry *e)
+static int
+read_next(pf_binpack_reader *r, pf_sfentry *e)
 {
 	int rc;
 
-	r->err[0] = '\0';
 	for (;;) {
 		switch (r->state) {
 		case S_HEADER:
@@ -973,6 +1024,23 @@ pf_binpack_read(pf_binpack_reader *r, pf_sfentry *e)
 			return 0;
 		}
 	}
+}
+
+int
+pf_binpack_read(pf_binpack_reader *r, pf_sfentry *e)
+{
+	int rc;
+
+	r->err[0] = '\0';
+	rc = read_next(r, e);
+	/* a read error where a chunk could end: said where the input
+	   ends */
+	if (rc == 0 && r->rd_err[0] != '\0' && !r->rd_told) {
+		rerr(r, r->base + r->end, "%s", r->rd_err);
+		r->rd_told = 1;
+		return -1;
+	}
+	return rc;
 }
 
 int

@@ -54,6 +54,7 @@
 #include <stdint.h>
 
 #include "chess.h"
+#include "input.h"		/* pf_source_fn */
 #include "sfentry.h"
 
 #define PF_BINPACK_POS_SIZE	24	/* CompressedPosition */
@@ -73,6 +74,9 @@ typedef struct pf_binpack_reader pf_binpack_reader;
  * whatever the chunk sizes: about 1 MiB.
  */
 pf_binpack_reader *pf_binpack_reader_open(int fd, const char *name);
+/* The same on any source of bytes (input.h): a pf_input's member, say. */
+pf_binpack_reader *pf_binpack_reader_open_source(pf_source_fn *src,
+    void *arg, const char *name);
 
 /*
  * Next entry: 1 and *e filled, 0 at the end of input, -1 on damage or a

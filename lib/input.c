@@ -61,6 +61,10 @@ struct pf_input {
 				   next pf_input_fill returns it */
 	int sniffed;		/* the member's head was looked at
 				   (wide_text) */
+	int binary;		/* pf_input_set_binary: no text rules */
+	const char *rpos, *rend;	/* pf_input_read's window */
+	int rstate;		/* pf_input_read: 0 new member, 1 reading,
+				   2 at its end, 3 an error to return */
 	off_t start_off;	/* offset of the input in a regular file */
 	uint64_t raw_read;	/* raw bytes handed to libarchive */
 	const char *last_blk;	/* the last raw block handed to */
@@ -96,12 +100,16 @@ struct pf_input {
  * are of no use for text.
  */
 static void
-setup_archive(struct archive *a, int archives)
+setup_archive(struct archive *a, int archives, int binary)
 {
 	archive_read_support_filter_gzip(a);
 	archive_read_support_filter_bzip2(a);
 	archive_read_support_filter_xz(a);
-	archive_read_support_filter_lzma(a);
+	/* lzma data has no magic number: its bidder guesses from the
+	   first bytes, and took an lc0 record (06 00 00 00 01 ...) for a
+	   header.  Text cannot look like one; binary data can. */
+	if (!binary)
+		archive_read_support_filter_lzma(a);
 	archive_read_support_filter_lzip(a);
 	archive_read_support_filter_zstd(a);
 	archive_read_support_filter_lz4(a);
@@ -166,7 +174,6 @@ pf_input_open(const char *path, const char *name)
 	if (in->regular && (in->start_off = lseek(fd, 0, SEEK_CUR)) < 0)
 		in->start_off = 0;
 	in->recording = !in->regular;
-	setup_archive(in->a, 1);
 	return in;
 }
 
@@ -189,6 +196,12 @@ pf_input_free(pf_input *in)
 		inflateEnd(in->gz);
 	free(in->gz);
 	free(in);
+}
+
+void
+pf_input_set_binary(pf_input *in)
+{
+	in->binary = 1;
 }
 
 void
@@ -387,13 +400,14 @@ detect_direct(pf_input *in)
 		return -1;
 	in->pre_len = (size_t)n;
 	in->pre_pending = 1;
-	return pgn_head(in->rbuf, (size_t)n);
+	return !in->binary && pgn_head(in->rbuf, (size_t)n);
 }
 
 /* Hand our fd to libarchive; 0, or -1 with in->err set. */
 static int
 open_archive(pf_input *in)
 {
+	setup_archive(in->a, !in->text_only, in->binary);
 	archive_read_set_callback_data(in->a, in);
 	archive_read_set_read_callback(in->a, read_cb);
 	archive_read_set_skip_callback(in->a, skip_cb);
@@ -423,7 +437,6 @@ reopen_text(pf_input *in)
 		snprintf(in->err, sizeof(in->err), "out of memory");
 		return -1;
 	}
-	setup_archive(in->a, 0);
 	in->text_only = 1;
 	if (in->regular) {
 		if (lseek(in->fd, in->start_off, SEEK_SET) < 0) {
@@ -866,7 +879,9 @@ magic_kind(const char *b, size_t n)
  * and the text can be read here (zstd_more, gz_more) rather than by
  * libarchive, which drops the text it decoded but did not hand out when
  * it meets damage.  NATIVE_ZSTD or NATIVE_GZIP, NATIVE_NONE (0) when not,
- * -1 when it is text so far and more input is needed to tell.
+ * -1 when it is text so far and more input is needed to tell.  Binary
+ * data may hold any bytes: then only an archive inside (tar, zip) or
+ * another compression (zstd in gzip, say) leaves it to libarchive.
  */
 static int
 text_head(pf_input *in, const char *src, size_t n, int ended)
@@ -880,12 +895,15 @@ text_head(pf_input *in, const char *src, size_t n, int ended)
 	len = kind == NATIVE_ZSTD ?
 	    zstd_head(in, src, n, head, sizeof(head), &bad) :
 	    gz_head(src, n, head, sizeof(head), &bad);
-	for (i = 0; i < len; i++)
+	for (i = 0; i < len && !in->binary; i++)
 		if ((unsigned char)head[i] < 0x20 && !is_blank_ctl(head[i]))
 			return 0;
 	if (!bad && !ended && len < sizeof(head))
 		return -1;
 	if (len == 0 || (len >= 262 && memcmp(head + 257, "ustar", 5) == 0))
+		return 0;
+	if (in->binary && (magic_kind(head, len) != NATIVE_NONE ||
+	    (len >= 4 && memcmp(head, "PK\3\4", 4) == 0)))
 		return 0;
 	return kind;
 }
@@ -914,7 +932,7 @@ native_head(pf_input *in)
 		if (n <= 0)
 			return 0;
 		if ((t = text_head(in, in->rbuf, (size_t)n, 1)) == 0 &&
-		    pgn_head(in->rbuf, (size_t)n))
+		    !in->binary && pgn_head(in->rbuf, (size_t)n))
 			t = PLAIN_PGN;
 		return t;
 	}
@@ -963,6 +981,7 @@ pf_input_next_member(pf_input *in)
 
 	in->member_failed = in->member_warned = 0;
 	in->fail_pending = in->sniffed = 0;
+	in->rstate = 0;
 	if (in->done)
 		return 0;
 	if (!in->opened && !in->regular) {
@@ -1191,7 +1210,7 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 		*pos = in->buf;
 		*end = in->buf + in->len;
 		/* from a pipe, enough when it ends a line (as below) */
-		if (!in->regular && in->len > 0 &&
+		if (!in->regular && !in->binary && in->len > 0 &&
 		    memchr(in->buf, '\n', in->len) != NULL)
 			return 1;
 	}
@@ -1228,7 +1247,8 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 			added = 1;
 			/* from a pipe, as below: what ends a line, when
 			   the bytes read so far are used up */
-			if (!in->regular && in->zin_pos == in->zin_len &&
+			if (!in->regular && !in->binary &&
+			    in->zin_pos == in->zin_len &&
 			    in->buf[in->len - 1] == '\n')
 				break;
 			continue;
@@ -1254,7 +1274,8 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 			in->len += (size_t)r;
 			added = 1;
 			/* from a pipe, as below */
-			if (!in->regular && in->buf[in->len - 1] == '\n')
+			if (!in->regular && !in->binary &&
+			    in->buf[in->len - 1] == '\n')
 				break;
 			continue;
 		}
@@ -1311,12 +1332,12 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 		/* From a pipe, text that ends a line is enough for now: the
 		   reader must not wait for more while it could work (and
 		   flush its output) on what it has. */
-		if (!in->regular && in->blk_len == 0 &&
+		if (!in->regular && !in->binary && in->blk_len == 0 &&
 		    in->buf[in->len - 1] == '\n')
 			break;
 	}
-	if (!in->sniffed && (in->len >= 16 || in->member_eof ||
-	    in->consumed > 0)) {
+	if (!in->sniffed && !in->binary && (in->len >= 16 ||
+	    in->member_eof || in->consumed > 0)) {
 		const char *wide = NULL;
 
 		in->sniffed = 1;
@@ -1339,4 +1360,46 @@ pf_input_fill(pf_input *in, const char **pos, const char **end, size_t want)
 	/* 0 only at the end of the member: a window that already held want
 	   bytes is not an end. */
 	return added || !in->member_eof;
+}
+
+ssize_t
+pf_input_read(pf_input *in, void *buf, size_t n)
+{
+	size_t k;
+	int r;
+
+	for (;;) {
+		/* the window's bytes first, also before an end or error */
+		if (in->rstate != 0 && in->rpos < in->rend) {
+			k = (size_t)(in->rend - in->rpos);
+			if (k > n)
+				k = n;
+			memcpy(buf, in->rpos, k);
+			in->rpos += k;
+			return (ssize_t)k;
+		}
+		switch (in->rstate) {
+		case 0:		/* the member's first window */
+			in->rpos = in->rend = NULL;
+			in->rstate = 1;
+			break;
+		case 2:
+			return 0;
+		case 3:
+			in->rstate = 2;
+			return -1;
+		}
+		if ((r = pf_input_fill(in, &in->rpos, &in->rend, n)) <= 0)
+			in->rstate = r < 0 ? 3 : 2;
+	}
+}
+
+ssize_t
+pf_input_source(void *in, void *buf, size_t n, char *err, size_t errsize)
+{
+	ssize_t r = pf_input_read(in, buf, n);
+
+	if (r < 0)
+		snprintf(err, errsize, "%s", pf_input_error(in));
+	return r;
 }

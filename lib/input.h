@@ -1,5 +1,6 @@
 /*
- * input.h - streaming text input through libarchive.
+ * input.h - streaming input through libarchive: text (PGN, EPD) and, in
+ * binary mode, trainers' data files.
  *
  * One pf_input reads one file (or stdin) whatever its packaging: plain
  * text, gzip, bzip2, xz, zstd (multi-frame too), or a tar / zip archive
@@ -23,6 +24,13 @@
  * from a file or a pipe) is decompressed here, not by libarchive, so that
  * every byte decoded before damage is handed out.
  *
+ * Binary mode (pf_input_set_binary) drops the rules that are only for
+ * text: no UTF-16 check, no early return at a line end, no lzma filter
+ * (lzma data has no magic number, and its bidder takes binary records for
+ * a header), and zstd or gzip data is decompressed here whatever bytes it
+ * holds (unless an archive is inside), so that every byte before damage
+ * is handed out.  pf_input_read then reads a member as read(2) would.
+ *
  * Nothing here prints or exits; failures return -1 and pf_input_error()
  * says why.
  */
@@ -31,6 +39,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define PF_INPUT_BUFSIZE	(1u << 20)	/* bytes read per refill */
 #define PF_INPUT_KEEP		(256u << 10)	/* longest window a parser may
@@ -45,6 +54,9 @@ typedef struct pf_input pf_input;
  */
 pf_input	*pf_input_open(const char *path, const char *name);
 void		 pf_input_free(pf_input *in);
+
+/* Binary mode (above).  Before the first pf_input_next_member. */
+void		 pf_input_set_binary(pf_input *in);
 
 /*
  * idle(arg) is called before a read from a pipe or terminal that would
@@ -112,5 +124,23 @@ uint64_t	 pf_input_offset(const pf_input *in, const char *pos);
 
 /* The last error, valid until the next call. */
 const char	*pf_input_error(const pf_input *in);
+
+/*
+ * Up to n bytes of the current member into buf, as read(2): the count, 0
+ * at the member's end, -1 on an error (pf_input_error; the bytes decoded
+ * before it have been handed out; the next call returns 0).  Not mixed
+ * with pf_input_fill on one member.
+ */
+ssize_t		 pf_input_read(pf_input *in, void *buf, size_t n);
+
+/*
+ * A source of bytes for the binary readers (binpack.h, lc0.h): as read(2),
+ * with the reason for a -1 written to err.  pf_input_source is
+ * pf_input_read as one (arg: the pf_input).
+ */
+typedef ssize_t	 pf_source_fn(void *arg, void *buf, size_t n, char *err,
+		    size_t errsize);
+ssize_t		 pf_input_source(void *in, void *buf, size_t n, char *err,
+		    size_t errsize);
 
 #endif

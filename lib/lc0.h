@@ -67,6 +67,7 @@
 #include <stdint.h>
 
 #include "chess.h"
+#include "input.h"		/* pf_source_fn */
 #include "policyindex.h"
 
 #define PF_LC0_V6_SIZE		8356
@@ -192,28 +193,31 @@ struct pf_extbuf;
 int	pf_lc0_entry_exts(const pf_lc0_entry *e, struct pf_extbuf *ext);
 
 /*
- * A reader of lc0's training data on fd: a chunk file (gzip, as lc0 writes
- * it, or not), or a tar archive of them (as lc0's training data is
- * published), either also in gzip, bzip2, xz or zstd.  Records come out one
- * at a time, whatever the chunk's size; memory is fixed.
+ * A reader of lc0's chunks, one at a time, from a source of bytes
+ * (input.h): a chunk is a file, or a member of a tar archive (as lc0's
+ * training data is published), read through a pf_input in binary mode,
+ * which takes off any compression around the file or archive.  A chunk
+ * that is gzip data (as lc0 writes every chunk) is inflated here.  Records
+ * come out one at a time, whatever the chunk's size; memory is fixed.
  */
 typedef struct pf_lc0_reader pf_lc0_reader;
 
 /* NULL when memory is short. */
-pf_lc0_reader	*pf_lc0_reader_open(int fd);
+pf_lc0_reader	*pf_lc0_reader_open(void);
 void		 pf_lc0_reader_free(pf_lc0_reader *r);
+/* Read a chunk from src (arg: its argument) from here on. */
+void		 pf_lc0_reader_start(pf_lc0_reader *r, pf_source_fn *src,
+		    void *arg);
 /*
- * The next record into rec: 1 (*size is its size, pf_lc0_record_size of
- * its version; *first is 1 when it is its chunk's first), 0 at the end, -1 damage (pf_lc0_reader_error): a
- * truncated record or damaged gzip data end their chunk, and the next call
- * goes on with the next chunk; an archive that cannot be read further
- * ends the input.
+ * The chunk's next record into rec: 1 (*size is its size,
+ * pf_lc0_record_size of its version; *first is 1 when it is the chunk's
+ * first), 0 at the chunk's end, -1 damage (pf_lc0_reader_error): a
+ * truncated record, damaged gzip data or a read error end the chunk (the
+ * next call returns 0).
  */
 int		 pf_lc0_read(pf_lc0_reader *r, uint8_t rec[PF_LC0_MAX_SIZE],
 		    size_t *size, int *first);
-/* The chunk's name in an archive (NULL for a lone chunk), and the
-   number of the last record returned in it (from 1). */
-const char	*pf_lc0_reader_chunk(const pf_lc0_reader *r);
+/* The number of the last record returned in the chunk (from 1). */
 uint64_t	 pf_lc0_reader_recno(const pf_lc0_reader *r);
 const char	*pf_lc0_reader_error(const pf_lc0_reader *r);
 

@@ -2,7 +2,8 @@
 # posimport: nnue-pytorch's own binpack (testdata/binpack, written by its
 # CompressedTrainingDataEntryWriter) reads back as every entry its reader
 # prints; its text list through plain import and binpack export gives the
-# same file byte for byte; every format round-trips through posexport;
+# same file byte for byte; every format round-trips through posexport,
+# and reads the same compressed, piped or in tar and zip archives;
 # games and their last positions; damaged input keeps every entry before
 # the damage and names the offset; lc0's V6 chunks (lone, in tar archives,
 # compressed) read back as the records posexport wrote them from, in
@@ -81,6 +82,77 @@ no_fullmove() {
 	posimport -F marlinformat x.marlin -o y.m.pos 2>/dev/null
 	key y.m.pos | cut -f1,2,4,5 > got.m.tsv
 	cmp want.m.tsv got.m.tsv
+}
+
+@test "compressed and archived inputs: every format through gzip, bzip2, xz, zstd, tar and zip reads as the plain file; damage inside keeps what came before" {
+	posimport -F binpack "$BP" -o s.pos 2>/dev/null
+	for F in binpack plain bin marlinformat bulletformat viriformat; do
+		posexport -F "$F" s.pos -o "s.$F" 2>/dev/null
+		run posimport -F "$F" "s.$F" -o "want.$F.pos"
+		assert_success
+		assert_output --regexp "^posimport: 2770 entries in [0-9]+ games imported \($F\); 0 damaged places$"
+		summary=$output
+		gzip -c "s.$F" > "s.$F.gz"
+		bzip2 -c "s.$F" > "s.$F.bz2"
+		xz -c "s.$F" > "s.$F.xz"
+		zstd -q -c "s.$F" > "s.$F.zst"
+		for c in gz bz2 xz zst; do
+			run posimport -F "$F" "s.$F.$c" -o got.pos
+			assert_success
+			assert_output "$summary"
+			cmp "want.$F.pos" got.pos || fail "$F.$c"
+		done
+		run posimport -F "$F" -o got.pos < "s.$F.zst"
+		assert_success
+		cmp "want.$F.pos" got.pos || fail "$F.zst from stdin"
+		cat "s.$F.gz" | posimport -F "$F" -o got.pos 2>/dev/null
+		cmp "want.$F.pos" got.pos || fail "$F.gz from a pipe"
+		cat "s.$F" | posimport -F "$F" -o got.pos 2>/dev/null
+		cmp "want.$F.pos" got.pos || fail "$F from a pipe"
+	done
+	# an archive's files are read one by one, in order, each its own
+	# input (games never span two)
+	mkdir d
+	head -c $((1000 * 40)) s.bin > d/a.bin
+	tail -c +$((1000 * 40 + 1)) s.bin > d/b.bin
+	tar cf ab.tar -C d a.bin b.bin
+	tar --zstd -cf ab.tar.zst -C d a.bin b.bin
+	"$PY" -c "
+import zipfile
+with zipfile.ZipFile('ab.zip', 'w', zipfile.ZIP_DEFLATED) as z:
+    z.write('d/a.bin', 'a.bin'); z.write('d/b.bin', 'b.bin')"
+	posimport -F bin d/a.bin d/b.bin -o want.ab.pos 2>/dev/null
+	for t in ab.tar ab.tar.zst ab.zip; do
+		run posimport -F bin "$t" -o got.pos
+		assert_success
+		assert_output "posimport: 2770 entries in 48 games imported (bin); 0 damaged places"
+		cmp want.ab.pos got.pos || fail "$t"
+	done
+	# a cut zstd file (two frames, as pzstd writes): the entries decoded
+	# before the cut are written, the file and the offset where they end
+	# are named, and nothing more
+	{ zstd -q -c d/a.bin; zstd -q -c d/b.bin; } > ab.zst
+	size=$(stat -c %s ab.zst)
+	head -c $((size - 1000)) ab.zst > cut.bin.zst
+	run posimport -F bin cut.bin.zst -o cut.pos
+	assert_failure 1
+	assert_output --regexp '^posimport: cut\.bin\.zst: offset ([0-9]+): Truncated zstd input
+posimport: ([0-9]+) entries in ([0-9]+) games imported \(bin\); 1 damaged places$'
+	[[ "$output" =~ offset\ ([0-9]+):.*\ ([0-9]+)\ entries ]]
+	at=${BASH_REMATCH[1]} n=${BASH_REMATCH[2]}
+	[ "$n" -eq $((at / 40)) ] && [ "$n" -ge 1000 ] && [ "$n" -lt 2770 ]
+	[ "$(posdump -c cut.pos | cut -d' ' -f1)" -eq "$n" ]
+	# the same entries (the last kept ends its game here)
+	diff <(posdump want.bin.pos | head -n "$n" | sed 's/ flags=[^ ]*//') <(posdump cut.pos | sed 's/ flags=[^ ]*//')
+	# a damaged member of a zip: named, the next member read
+	"$PY" -c "
+d = bytearray(open('ab.zip', 'rb').read())
+d[100] ^= 0xff
+open('bad.zip', 'wb').write(d)"
+	run posimport -F bin bad.zip -o bz.pos
+	assert_failure 1
+	assert_line --index 0 --partial "posimport: bad.zip: a.bin: offset "
+	[ "$(posdump -c bz.pos | cut -d' ' -f1)" -ge $((2770 - 1000)) ]
 }
 
 @test "damage: entries before it are written, the offset is named, the rest goes on where it can" {
@@ -250,21 +322,24 @@ open('v7', 'wb').write(out)"
 	head -c $((size / 2)) c/training.0.gz > training.99.gz
 	run posimport -F lc0 -o cut.pos training.99.gz
 	assert_failure 1
-	assert_output --regexp '^posimport: training\.99\.gz: record ([0-9]+): gzip data cut short
+	assert_output --regexp '^posimport: training\.99\.gz: record ([0-9]+): truncated gzip input
 posimport: ([0-9]+) entries in 1 games imported \(lc0\); 1 damaged places$'
 	[[ "$output" =~ record\ ([0-9]+):.*\ ([0-9]+)\ entries ]]
-	[ "${BASH_REMATCH[2]}" -eq $((BASH_REMATCH[1] - 1)) ] && [ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${BASH_REMATCH[2]}" -lt "$n0" ]
+	cut=${BASH_REMATCH[2]}
+	[ "$cut" -eq $((BASH_REMATCH[1] - 1)) ] && [ "$cut" -gt 0 ] && [ "$cut" -lt "$n0" ]
 	gunzip -c c/training.0.gz 2>/dev/null | head -c $((8356 * 3 + 100)) | gzip > training.98.gz
 	tar cf mix.tar -C c training.1.gz
 	tar rf mix.tar training.98.gz
 	mkdir sub && tar rf mix.tar sub
+	tar rf mix.tar training.99.gz
 	tar rf mix.tar -C c training.2.gz
 	n1=$(posimport -F lc0 c/training.1.gz 2>/dev/null | posdump -c | cut -d' ' -f1)
 	n2=$(posimport -F lc0 c/training.2.gz 2>/dev/null | posdump -c | cut -d' ' -f1)
 	run posimport -F lc0 -o mix.pos mix.tar
 	assert_failure 1
 	assert_output "posimport: mix.tar: training.98.gz: record 4: truncated record (100 of 8356 bytes)
-posimport: $((n1 + 3 + n2)) entries in 3 games imported (lc0); 1 damaged places"
+posimport: mix.tar: training.99.gz: record $((cut + 1)): gzip data cut short
+posimport: $((n1 + 3 + cut + n2)) entries in 4 games imported (lc0); 2 damaged places"
 	# a record of another input format, and one whose planes put two
 	# pieces on a square: named, skipped, the chunk's later records
 	# read (a new game: they no longer follow on)

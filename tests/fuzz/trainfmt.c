@@ -66,28 +66,40 @@ fuzz_binpack(const uint8_t *data, size_t size)
 	static pf_sfentry got[MAX_ENTRIES];
 	pf_binpack_reader *r;
 	pf_binpack_writer *w;
+	pf_input *in;
 	pf_sfentry e;
 	size_t n = 0, i;
-	uint64_t last = 0;
-	int rv, calls = 0, wfd;
+	uint64_t last;
+	int rv, calls = 0, members = 0, wfd;
 	char tmpl[] = "/tmp/posflow-fuzz-bpXXXXXX";
 
 	fuzz_scratch_write(data, size);
-	FUZZ_CHECK((r = pf_binpack_reader_open(fuzz_fd, "in")) != NULL);
-	while ((rv = pf_binpack_read(r, &e)) != 0) {
-		/* a call moves on: damage or an entry, never the same
-		   place twice without one */
-		FUZZ_CHECK(++calls < 4 * (int)size + 16);
-		if (rv < 0) {
-			FUZZ_CHECK(pf_binpack_reader_offset(r) >= last);
-			last = pf_binpack_reader_offset(r);
-			continue;
+	/* as posimport reads it: any packaging, file by file */
+	FUZZ_CHECK((in = pf_input_open(fuzz_path, "fuzz")) != NULL);
+	pf_input_set_binary(in);
+	while (pf_input_next_member(in) == 1) {
+		FUZZ_CHECK(++members < (int)size + 16);
+		FUZZ_CHECK((r = pf_binpack_reader_open_source(pf_input_source,
+		    in, "in")) != NULL);
+		last = 0;
+		while ((rv = pf_binpack_read(r, &e)) != 0) {
+			/* a call moves on: damage or an entry, never the
+			   same place twice without one */
+			FUZZ_CHECK(++calls < 4 * (int)size + 16);
+			if (rv < 0) {
+				FUZZ_CHECK(pf_binpack_reader_error(r)[0] !=
+				    '\0');
+				FUZZ_CHECK(pf_binpack_reader_offset(r) >= last);
+				last = pf_binpack_reader_offset(r);
+				continue;
+			}
+			check_entry(&e);
+			if (n < MAX_ENTRIES)
+				got[n++] = e;
 		}
-		check_entry(&e);
-		if (n < MAX_ENTRIES)
-			got[n++] = e;
+		pf_binpack_reader_free(r);
 	}
-	pf_binpack_reader_free(r);
+	pf_input_free(in);
 
 	/* written again and read back: the same entries */
 	FUZZ_CHECK((wfd = mkstemp(tmpl)) != -1);
@@ -255,39 +267,48 @@ fuzz_lc0(const uint8_t *data, size_t size)
 	static pf_lc0_entry e;
 	static uint8_t rec[PF_LC0_MAX_SIZE];
 	pf_lc0_reader *r;
+	pf_input *in;
 	char why[200];
 	double sum;
-	int rv, first, i, calls = 0;
+	int rv, mv, first, i, calls = 0, members = 0;
 	size_t rsize;
 	pf_sfentry se;
 
 	fuzz_scratch_write(data, size);
-	FUZZ_CHECK(lseek(fuzz_fd, 0, SEEK_SET) == 0);
-	FUZZ_CHECK((r = pf_lc0_reader_open(fuzz_fd)) != NULL);
-	while ((rv = pf_lc0_read(r, rec, &rsize, &first)) != 0) {
-		/* every call moves on */
-		FUZZ_CHECK(++calls < (int)size + 16);
-		if (rv < 0) {
-			FUZZ_CHECK(pf_lc0_reader_error(r)[0] != '\0');
-			continue;
+	/* as posimport reads it: any packaging, chunk by chunk */
+	FUZZ_CHECK((in = pf_input_open(fuzz_path, "fuzz")) != NULL);
+	pf_input_set_binary(in);
+	FUZZ_CHECK((r = pf_lc0_reader_open()) != NULL);
+	while ((mv = pf_input_next_member(in)) == 1) {
+		FUZZ_CHECK(++members < (int)size + 16);
+		pf_lc0_reader_start(r, pf_input_source, in);
+		while ((rv = pf_lc0_read(r, rec, &rsize, &first)) != 0) {
+			/* every call moves on */
+			FUZZ_CHECK(++calls < (int)size + 16);
+			if (rv < 0) {
+				FUZZ_CHECK(pf_lc0_reader_error(r)[0] != '\0');
+				continue;
+			}
+			FUZZ_CHECK(rsize == pf_lc0_record_size(pf_get32(rec)));
+			if (pf_lc0_decode(rec, &e, why, sizeof(why)) != 0) {
+				FUZZ_CHECK(why[0] != '\0');
+				continue;
+			}
+			se.board = e.board;
+			se.move = e.move;
+			se.result = (int8_t)e.result;
+			check_entry(&se);
+			FUZZ_CHECK(e.best == PF_MOVE_NONE ||
+			    pf_is_legal(&e.board, e.best));
+			for (i = 0, sum = 0; i < e.n; i++)
+				sum += e.prob[i];
+			FUZZ_CHECK(e.n == 0 || fabs(sum - 1) < 1e-6);
+			if (e.n > 0)
+				lc0_fixed_point(&e);
 		}
-		FUZZ_CHECK(rsize == pf_lc0_record_size(pf_get32(rec)));
-		if (pf_lc0_decode(rec, &e, why, sizeof(why)) != 0) {
-			FUZZ_CHECK(why[0] != '\0');
-			continue;
-		}
-		se.board = e.board;
-		se.move = e.move;
-		se.result = (int8_t)e.result;
-		check_entry(&se);
-		FUZZ_CHECK(e.best == PF_MOVE_NONE || pf_is_legal(&e.board,
-		    e.best));
-		for (i = 0, sum = 0; i < e.n; i++)
-			sum += e.prob[i];
-		FUZZ_CHECK(e.n == 0 || fabs(sum - 1) < 1e-6);
-		if (e.n > 0)
-			lc0_fixed_point(&e);
 	}
+	FUZZ_CHECK(mv == 0 || pf_input_error(in)[0] != '\0');
+	pf_input_free(in);
 	pf_lc0_reader_free(r);
 }
 
