@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <xxhash.h>
 
@@ -461,7 +462,7 @@ idle_flush(void *arg)
  * compressed or not, or an archive of them, each read on its own.
  */
 static void
-import_file(struct run *R, const char *path)
+import_one(struct run *R, const char *path)
 {
 	pf_input *in;
 	const char *member;
@@ -513,6 +514,30 @@ import_file(struct run *R, const char *path)
 	R->name = R->file;
 	free(name);
 	pf_input_free(in);
+}
+
+/* A file, or every file under a directory (as posexport -F lc0 writes
+   one) in natural order. */
+static void
+import_file(struct run *R, const char *path)
+{
+	struct stat st;
+	char **paths, err[512];
+	size_t n, i;
+
+	if (strcmp(path, "-") == 0 || stat(path, &st) == -1 ||
+	    !S_ISDIR(st.st_mode)) {
+		import_one(R, path);
+		return;
+	}
+	if (pf_input_dir_files(path, &paths, &n, err, sizeof(err)) == -1) {
+		pf_warnx("%s", err);
+		R->f->status = PF_EXIT_DATA;
+		return;
+	}
+	for (i = 0; i < n && !R->f->stop; i++)
+		import_one(R, paths[i]);
+	pf_input_free_paths(paths, n);
 }
 
 static const char *const formats[] = { "binpack", "plain", "bin",

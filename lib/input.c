@@ -16,6 +16,7 @@
  */
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -1402,4 +1403,178 @@ pf_input_source(void *in, void *buf, size_t n, char *err, size_t errsize)
 	if (r < 0)
 		snprintf(err, errsize, "%s", pf_input_error(in));
 	return r;
+}
+
+int
+pf_input_natcmp(const char *a, const char *b)
+{
+	const unsigned char *p = (const unsigned char *)a,
+	    *q = (const unsigned char *)b;
+
+	while (*p != '\0' && *q != '\0') {
+		if (*p >= '0' && *p <= '9' && *q >= '0' && *q <= '9') {
+			const unsigned char *i = p, *j = q;
+			size_t m, n;
+
+			while (*i == '0')	/* leading zeros count for nothing */
+				i++;
+			while (*j == '0')
+				j++;
+			for (m = 0; i[m] >= '0' && i[m] <= '9'; m++)
+				;
+			for (n = 0; j[n] >= '0' && j[n] <= '9'; n++)
+				;
+			if (m != n)
+				return m < n ? -1 : 1;
+			for (; m > 0; m--, i++, j++)
+				if (*i != *j)
+					return *i < *j ? -1 : 1;
+			p = i;
+			q = j;
+			continue;
+		}
+		if (*p != *q)
+			return *p < *q ? -1 : 1;
+		p++;
+		q++;
+	}
+	if (*p != *q)
+		return *p < *q ? -1 : 1;
+	/* equal as numbers ("07" and "7"): the bytes decide */
+	return strcmp(a, b);
+}
+
+static int
+natcmp_paths(const void *a, const void *b)
+{
+	return pf_input_natcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct pathlist {
+	char **v;
+	size_t n, cap;
+};
+
+/* Add p to l (l owns it then).  0 / -1. */
+static int
+add_path(struct pathlist *l, char *p)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		char **v = realloc(l->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = p;
+	return 0;
+}
+
+/*
+ * The regular files under dir into l (depth: levels left); what cannot
+ * be looked at below it (a link to nothing, a subdirectory that cannot
+ * be read) goes in too, for the caller's open to name.  0 / -1 (dir
+ * itself cannot be read, or memory is short).
+ */
+static int
+dir_walk(const char *dir, struct pathlist *l, int depth, char *err,
+    size_t errsize)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	struct pathlist here = { NULL, 0, 0 };
+	size_t i, len;
+	char *p;
+	int rc = 0;
+
+	if ((d = opendir(dir)) == NULL) {
+		snprintf(err, errsize, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/* this directory's entries, sorted, then each taken in turn (a
+	   subdirectory's files where its name sorts) */
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		len = strlen(dir) + strlen(de->d_name) + 2;
+		if ((p = malloc(len)) == NULL)
+			goto nomem;
+		snprintf(p, len, "%s/%s", dir, de->d_name);
+		if (add_path(&here, p) == -1) {
+			free(p);
+			goto nomem;
+		}
+	}
+	if (errno != 0) {
+		snprintf(err, errsize, "%s: %s", dir, strerror(errno));
+		rc = -1;
+		goto out;
+	}
+	if (here.n > 0)
+		qsort(here.v, here.n, sizeof(*here.v), natcmp_paths);
+	for (i = 0; i < here.n && rc == 0; i++) {
+		int ok = stat(here.v[i], &st) == 0;
+
+		if (ok && S_ISDIR(st.st_mode) && depth > 1 &&
+		    access(here.v[i], R_OK | X_OK) == 0) {
+			rc = dir_walk(here.v[i], l, depth - 1, err, errsize);
+			continue;
+		}
+		/* a regular file, or what cannot be looked at (the caller's
+		   open names why); fifos, sockets and devices are left out */
+		if (!ok || S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
+			if (add_path(l, here.v[i]) == -1)
+				goto nomem;
+			here.v[i] = NULL;
+		}
+	}
+	goto out;
+nomem:
+	snprintf(err, errsize, "out of memory");
+	rc = -1;
+out:
+	closedir(d);
+	pf_input_free_paths(here.v, here.n);
+	return rc;
+}
+
+int
+pf_input_dir_files(const char *dir, char ***paths, size_t *n, char *err,
+    size_t errsize)
+{
+	struct pathlist l = { NULL, 0, 0 };
+	size_t len = strlen(dir);
+	char *top;
+
+	*paths = NULL;
+	*n = 0;
+	/* "chunks/" names its files "chunks/training.0.gz" */
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if ((top = strndup(dir, len)) == NULL) {
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
+	if (dir_walk(top, &l, 64, err, errsize) == -1) {
+		free(top);
+		pf_input_free_paths(l.v, l.n);
+		return -1;
+	}
+	free(top);
+	*paths = l.v;
+	*n = l.n;
+	return 0;
+}
+
+void
+pf_input_free_paths(char **paths, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
 }

@@ -143,4 +143,19 @@ typedef ssize_t	 pf_source_fn(void *arg, void *buf, size_t n, char *err,
 ssize_t		 pf_input_source(void *in, void *buf, size_t n, char *err,
 		    size_t errsize);
 
+/*
+ * The regular files under the directory dir, at any depth (up to 64), in
+ * natural order (runs of digits compared as numbers: training.2.gz before
+ * training.10.gz), names that start with a dot left out: *paths (each
+ * "dir/.../name", malloc'd, as is the array) and *n.  What cannot be
+ * looked at below dir (a link to nothing, a directory that cannot be
+ * read) is in the list too, for the caller's open to name.  0, or -1 with
+ * err set (dir cannot be read, memory is short).  pf_input_free_paths
+ * frees.
+ */
+int		 pf_input_dir_files(const char *dir, char ***paths, size_t *n,
+		    char *err, size_t errsize);
+void		 pf_input_free_paths(char **paths, size_t n);
+int		 pf_input_natcmp(const char *a, const char *b);
+
 #endif

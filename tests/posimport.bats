@@ -190,6 +190,49 @@ posimport: 100 entries in 2 games imported (bin); 1 damaged places"
 	    fail "$stderr"
 }
 
+@test "a directory: every file under it, subdirectories too, in natural order (2 before 10), hidden files left out" {
+	posimport -F binpack "$BP" -o s.pos 2>/dev/null
+	posexport -F bin s.pos -o s.bin 2>/dev/null
+	mkdir -p d/sub d/.hidden
+	# 2770 entries as parts of 100 (the last 70), named so that byte
+	# order is not natural order
+	split -a 2 -d -b $((100 * 40)) s.bin part
+	i=0
+	for p in part*; do
+		case $i in
+		1[0-9]) mv "$p" "d/sub/p$i.bin" ;;
+		*) mv "$p" "d/p$i.bin" ;;
+		esac
+		i=$((i + 1))
+	done
+	[ "$i" -eq 28 ]
+	cp d/p0.bin d/.hidden/x.bin
+	cp d/p0.bin d/.p0.bin
+	# natural order: d/p0 .. d/p9, d/p20 .. d/p27, then d/sub ("p" sorts
+	# before "s") with p10 .. p19
+	run posimport -F bin -o got.pos d/
+	assert_success
+	assert_output --regexp "^posimport: 2770 entries in [0-9]+ games imported \(bin\); 0 damaged places$"
+	want=$(for k in 0 1 2 3 4 5 6 7 8 9 20 21 22 23 24 25 26 27; do echo d/p$k.bin; done
+	    for k in 1{0..9}; do echo d/sub/p$k.bin; done)
+	posimport -F bin -o want.pos $want 2>/dev/null
+	cmp want.pos got.pos
+	# damage names the file under the directory
+	{ cat d/p3.bin; head -c 17 d/p4.bin; } > d/p3b.bin
+	run posimport -F bin -o /dev/null d
+	assert_failure 1
+	assert_line --index 0 "posimport: d/p3b.bin: offset 4000: truncated entry (17 of 40 bytes)"
+	rm d/p3b.bin
+	# what cannot be read under it is named, and the rest read (a link
+	# to nothing, here)
+	ln -s nowhere d/sub/p10a.bin
+	run posimport -F bin -o got2.pos d
+	assert_failure 1
+	assert_output --regexp "^posimport: d/sub/p10a.bin: No such file or directory
+posimport: 2770 entries in [0-9]+ games imported \(bin\); 0 damaged places$"
+	cmp want.pos got2.pos
+}
+
 # The bundled games evaluated at depth 1 with policy targets, as lc0
 # chunks in input format $1, in dir $2 (a chunk per game, in order).
 lc0_chunks() {
@@ -204,7 +247,8 @@ lc0_chunks() {
 @test "lc0: chunks read back as the records they were written from, in every input format (positions, moves, results, games, W/D/L, best move, policy)" {
 	for f in 1 2 3 4 5; do
 		lc0_chunks $f c$f
-		run posimport -F lc0 -o back$f.pos $(ls c$f/*.gz | sort -t. -k2 -n)
+		# the directory posexport wrote: its files in natural order
+		run posimport -F lc0 -o back$f.pos c$f
 		assert_success
 		assert_output "posimport: 2770 entries in 47 games imported (lc0); 0 damaged places"
 		run "$PY" "$TOP/tests/tools/lc0_import_check.py" "$BATS_FILE_TMPDIR/rich.pos" back$f.pos

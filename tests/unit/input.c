@@ -191,6 +191,30 @@ main(void)
 	CHECK(r == -3 && err[0] == '\0', "binary: an empty file has no "
 	    "member (%d, %s)", r, err);
 
+	/* natural order */
+	{
+		static const char *const order[] = { "", "a", "a0", "a01",
+		    "a1", "a2", "a10", "a10b", "a010c", "a11", "b",
+		    "training.2.gz", "training.10.gz", "training.100.gz",
+		    "x99999999999999999999", "x100000000000000000000" };
+		size_t j, k, n = sizeof(order) / sizeof(order[0]);
+		int bad = 0;
+
+		for (j = 0; j < n; j++)
+			for (k = 0; k < n; k++) {
+				int c = pf_input_natcmp(order[j], order[k]);
+
+				if ((j < k && c >= 0) || (j > k && c <= 0) ||
+				    (j == k && c != 0)) {
+					printf("# %s against %s: %d\n",
+					    order[j], order[k], c);
+					bad = 1;
+				}
+			}
+		CHECK(!bad, "natural order: digits as numbers, of any length; "
+		    "equal numbers (1, 01) by their bytes");
+	}
+
 	unlink(path);
 	free(data);
 	free(out);
