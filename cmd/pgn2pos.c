@@ -78,6 +78,7 @@ struct state {
 	pf_writer *w;
 	int broken;			/* downstream closed: stop quietly */
 	int write_err;
+	int rc;				/* an input could not be read */
 	uint64_t games, kept, truncated, skipped[SK_N], positions;
 	uint64_t problems;		/* games with any problem (--strict) */
 	uint64_t dups, bloom_new;
@@ -777,7 +778,7 @@ do_event(const pf_games_event *ev, void *arg)
 	return st->broken || st->write_err ? -1 : 0;
 }
 
-/* One input operand; returns 0, or 1 when it could not be read. */
+/* One input file; returns 0, or 1 when it could not be read. */
 static int
 do_file(struct state *st, const char *path)
 {
@@ -822,6 +823,17 @@ do_file(struct state *st, const char *path)
 		f.rc = 1;
 	}
 	return f.rc;
+}
+
+/* pf_input_each_file's call: do_file, its result gathered in st->rc;
+   nonzero stops (the output is gone). */
+static int
+each_file(void *arg, const char *path)
+{
+	struct state *st = arg;
+
+	st->rc |= do_file(st, path);
+	return st->broken || st->write_err;
 }
 
 static void
@@ -1050,6 +1062,7 @@ main(int argc, char *argv[])
 	struct state st;
 	struct timespec t0, t1;
 	pf_writer_opts wo;
+	char err[512];
 	int fd = -1, compress = 0, rc = PF_EXIT_OK, i, r;
 
 	pf_prog_init(argv);
@@ -1097,7 +1110,12 @@ main(int argc, char *argv[])
 	if (argc == 0)
 		rc |= do_file(&st, "-");
 	for (i = 0; i < argc && !st.broken && !st.write_err; i++)
-		rc |= do_file(&st, argv[i]);
+		if (pf_input_each_file(argv[i], each_file, &st, err,
+		    sizeof(err)) == -1) {
+			pf_warnx("%s", err);
+			st.rc = 1;
+		}
+	rc |= st.rc;
 	if (o.chunks > 0)
 		chunk_close(&st);
 	else if (!st.broken && !st.write_err && pf_writer_close(st.w) < 0) {

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <xxhash.h>
 
@@ -462,7 +461,7 @@ idle_flush(void *arg)
  * compressed or not, or an archive of them, each read on its own.
  */
 static void
-import_one(struct run *R, const char *path)
+import_file(struct run *R, const char *path)
 {
 	pf_input *in;
 	const char *member;
@@ -516,28 +515,14 @@ import_one(struct run *R, const char *path)
 	pf_input_free(in);
 }
 
-/* A file, or every file under a directory (as posexport -F lc0 writes
-   one) in natural order. */
-static void
-import_file(struct run *R, const char *path)
+/* pf_input_each_file's call: nonzero stops (the output is gone). */
+static int
+each_file(void *arg, const char *path)
 {
-	struct stat st;
-	char **paths, err[512];
-	size_t n, i;
+	struct run *R = arg;
 
-	if (strcmp(path, "-") == 0 || stat(path, &st) == -1 ||
-	    !S_ISDIR(st.st_mode)) {
-		import_one(R, path);
-		return;
-	}
-	if (pf_input_dir_files(path, &paths, &n, err, sizeof(err)) == -1) {
-		pf_warnx("%s", err);
-		R->f->status = PF_EXIT_DATA;
-		return;
-	}
-	for (i = 0; i < n && !R->f->stop; i++)
-		import_one(R, paths[i]);
-	pf_input_free_paths(paths, n);
+	import_file(R, path);
+	return R->f->stop;
 }
 
 static const char *const formats[] = { "binpack", "plain", "bin",
@@ -590,6 +575,7 @@ main(int argc, char **argv)
 	struct opts o;
 	struct run R;
 	pf_filter f;
+	char err[512];
 	int r, i;
 
 	pf_prog_init(argv);
@@ -609,8 +595,14 @@ main(int argc, char **argv)
 		return PF_EXIT_DATA;
 	}
 	if (pf_filter_open(&f, o.out.output, o.out.force, o.out.zstd) == 0) {
+		/* a directory (as posexport -F lc0 writes one): every file
+		   under it */
 		for (i = 0; (i == 0 || i < argc) && !f.stop; i++)
-			import_file(&R, argc ? argv[i] : "-");
+			if (pf_input_each_file(argc ? argv[i] : "-", each_file,
+			    &R, err, sizeof(err)) == -1) {
+				pf_warnx("%s", err);
+				f.status = PF_EXIT_DATA;
+			}
 		if (pf_filter_complete(&f))
 			pf_warnx("%" PRIu64 " entries in %" PRIu64 " games "
 			    "imported (%s); %" PRIu64 " damaged places",

@@ -1578,3 +1578,23 @@ pf_input_free_paths(char **paths, size_t n)
 		free(paths[i]);
 	free(paths);
 }
+
+int
+pf_input_each_file(const char *path, int (*fn)(void *, const char *),
+    void *arg, char *err, size_t errsize)
+{
+	struct stat st;
+	char **paths;
+	size_t n, i;
+	int rc = 0;
+
+	if (strcmp(path, "-") == 0 || stat(path, &st) == -1 ||
+	    !S_ISDIR(st.st_mode))
+		return fn(arg, path);
+	if (pf_input_dir_files(path, &paths, &n, err, errsize) == -1)
+		return -1;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = fn(arg, paths[i]);
+	pf_input_free_paths(paths, n);
+	return rc;
+}

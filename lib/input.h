@@ -156,6 +156,15 @@ ssize_t		 pf_input_source(void *in, void *buf, size_t n, char *err,
 int		 pf_input_dir_files(const char *dir, char ***paths, size_t *n,
 		    char *err, size_t errsize);
 void		 pf_input_free_paths(char **paths, size_t n);
+/*
+ * An operand: fn(arg, path) for path itself ("-" too), or, when path is a
+ * directory, for every file under it, in pf_input_dir_files' order, while
+ * fn returns 0.  0, fn's nonzero return, or -1 with err set when the
+ * directory cannot be listed.
+ */
+int		 pf_input_each_file(const char *path,
+		    int (*fn)(void *arg, const char *file), void *arg,
+		    char *err, size_t errsize);
 int		 pf_input_natcmp(const char *a, const char *b);
 
 #endif

@@ -171,6 +171,30 @@ pgn2pos: 1 games read, 1 kept (1 truncated), 0 skipped; 65536 positions written"
 	diff <(posdump both.pos) <(posdump ab.pos)
 }
 
+@test "a directory: every file under it, subdirectories too, in natural order, dot files left out; the same at -j 2" {
+	mkdir -p d/sub d/.git
+	cp "$L10K" d/g10.pgn
+	gzip -c "$L100K" > d/g9.pgn.gz
+	cp "$PGN/bad-moves.pgn" d/sub/a.pgn
+	echo "not a game" > d/.git/HEAD
+	echo "[Event" > d/.notes.pgn
+	# natural order: g9 before g10, then sub ("g" before "s")
+	pgn2pos -q d/g9.pgn.gz d/g10.pgn d/sub/a.pgn > want.pos 2> want.err
+	p2p -q d/
+	assert_success
+	diff <(posdump want.pos) <(posdump out.pos)
+	[[ "$stderr" == *"pgn2pos: d/sub/a.pgn: game 2 (ply 2): illegal move \"Qxh9\"; kept 3 positions"* ]] ||
+		fail "$stderr"
+	p2p -q -j 2 d
+	cmp want.pos out.pos
+	# a file under it that cannot be read is named, the others read
+	ln -s nowhere d/g9b.pgn
+	p2p -q d
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"pgn2pos: d/g9b.pgn: No such file or directory"* ]] || fail "$stderr"
+	diff <(posdump want.pos) <(posdump out.pos)
+}
+
 @test "every compression, detected from content" {
 	core <(pgn2pos -q "$L100K") > plain.txt
 	[ "$(wc -l < plain.txt)" -eq 2817 ]
