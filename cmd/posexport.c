@@ -183,7 +183,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 			if ((o->lc0_input = pf_lc0_input_format(optarg)) ==
 			    0) {
 				errstr = "classic, frc_castling, canonical, "
-				    "canonical_100 or canonical_v2 (or 1 to 5)";
+				    "canonical_100, canonical_v2, "
+				    "canonical_armageddon or "
+				    "canonical_v2_armageddon (or 1 to 5, 132, "
+				    "133)";
 				what = "--input-type";
 			}
 			break;

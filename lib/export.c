@@ -441,7 +441,7 @@ lc0_open(pf_export *x)
 {
 	if (pf_lc0_input_name(x->o.lc0_input != 0 ? x->o.lc0_input :
 	    PF_LC0_CLASSIC) == NULL)
-		return fail(x, "lc0 input format %d: not 1 to 5",
+		return fail(x, "lc0 input format %d: not 1 to 5, 132 or 133",
 		    x->o.lc0_input);
 	if ((x->game = calloc(GAME_MAX, sizeof(*x->game))) == NULL)
 		return fail(x, "%s", strerror(ENOMEM));
@@ -473,8 +473,8 @@ lc0_flush(pf_export *x)
 	end = x->game[n - 1].ply + 1;
 	/* the positions the format looks at, and the one before the last
 	   of them (its en passant square for lc0) */
-	look = (x->o.lc0_input == PF_LC0_CANONICAL_V2 ? PF_LC0_LOOKBACK :
-	    PF_LC0_HISTORY) + 1;
+	look = (pf_lc0_base_format(x->o.lc0_input) == PF_LC0_CANONICAL_V2 ?
+	    PF_LC0_LOOKBACK : PF_LC0_HISTORY) + 1;
 	for (i = 0; i < n; i++) {
 		int nh;
 

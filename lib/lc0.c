@@ -12,26 +12,51 @@
 #include "sfentry.h"
 #include "target.h"
 
-static const char *const input_names[] = { NULL, "classic", "frc_castling",
-	"canonical", "canonical_100", "canonical_v2" };
+static const struct {
+	int f;
+	const char *name, *number;
+} inputs[] = {
+	{ PF_LC0_CLASSIC, "classic", "1" },
+	{ PF_LC0_FRC_CASTLING, "frc_castling", "2" },
+	{ PF_LC0_CANONICAL, "canonical", "3" },
+	{ PF_LC0_CANONICAL_100, "canonical_100", "4" },
+	{ PF_LC0_CANONICAL_V2, "canonical_v2", "5" },
+	{ PF_LC0_CANONICAL_ARMAGEDDON, "canonical_armageddon", "132" },
+	{ PF_LC0_CANONICAL_V2_ARMAGEDDON, "canonical_v2_armageddon", "133" }
+};
+#define NINPUTS	(sizeof(inputs) / sizeof(inputs[0]))
 
 int
 pf_lc0_input_format(const char *name)
 {
-	int f;
+	size_t i;
 
-	for (f = PF_LC0_CLASSIC; f <= PF_LC0_CANONICAL_V2; f++)
-		if (strcmp(name, input_names[f]) == 0 ||
-		    (name[0] == '0' + f && name[1] == '\0'))
-			return f;
+	for (i = 0; i < NINPUTS; i++)
+		if (strcmp(name, inputs[i].name) == 0 ||
+		    strcmp(name, inputs[i].number) == 0)
+			return inputs[i].f;
 	return 0;
 }
 
 const char *
 pf_lc0_input_name(int f)
 {
-	return f >= PF_LC0_CLASSIC && f <= PF_LC0_CANONICAL_V2 ?
-	    input_names[f] : NULL;
+	size_t i;
+
+	for (i = 0; i < NINPUTS; i++)
+		if (inputs[i].f == f)
+			return inputs[i].name;
+	return NULL;
+}
+
+int
+pf_lc0_base_format(int f)
+{
+	if (f == PF_LC0_CANONICAL_ARMAGEDDON)
+		return PF_LC0_CANONICAL_100;
+	if (f == PF_LC0_CANONICAL_V2_ARMAGEDDON)
+		return PF_LC0_CANONICAL_V2;
+	return pf_lc0_input_name(f) != NULL ? f : 0;
 }
 
 /* The bits of each byte reversed: the files flipped, and how lc0 stores
@@ -228,7 +253,8 @@ put_history(uint64_t *planes, const pf_board *const *hist, const int *rep,
     int nhist, int f)
 {
 	const pf_board *b = hist[0], *old = hist[nhist - 1], *pb;
-	int canon = f >= PF_LC0_CANONICAL, v2 = f == PF_LC0_CANONICAL_V2;
+	int canon = f >= PF_LC0_CANONICAL;
+	int v2 = pf_lc0_base_format(f) == PF_LC0_CANONICAL_V2;
 	int look = v2 ? PF_LC0_LOOKBACK : PF_LC0_HISTORY, slot, k, fill, r;
 
 	for (slot = 0, k = 0; slot < PF_LC0_HISTORY && k < look; k++) {
@@ -433,8 +459,9 @@ pf_lc0_decode(const uint8_t *in, pf_lc0_entry *e, char *err, size_t errlen)
 	}
 	f = pf_get32(rec + 4);
 	inv = rec[8278];
-	if (f < PF_LC0_CLASSIC || f > PF_LC0_CANONICAL_V2) {
-		snprintf(err, errlen, "input format %u (1 to 5 are read)", f);
+	if (pf_lc0_input_name((int)f) == NULL) {
+		snprintf(err, errlen, "input format %u (1 to 5, 132 and 133 "
+		    "are read)", f);
 		return -1;
 	}
 	e->input_format = (int)f;

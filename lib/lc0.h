@@ -85,7 +85,11 @@ enum {
 	PF_LC0_FRC_CASTLING,
 	PF_LC0_CANONICAL,
 	PF_LC0_CANONICAL_100,
-	PF_LC0_CANONICAL_V2
+	PF_LC0_CANONICAL_V2,
+	/* 4 and 5 with a side-to-move plane (bit 7 of invariance_info) for
+	   armageddon, set by the trainer: the records are 4's and 5's */
+	PF_LC0_CANONICAL_ARMAGEDDON = 132,
+	PF_LC0_CANONICAL_V2_ARMAGEDDON = 133
 };
 
 typedef struct pf_lc0_v6 {
@@ -100,11 +104,15 @@ typedef struct pf_lc0_v6 {
 	float policy_kld;
 } pf_lc0_v6;
 
-/* The input format a name ("classic", ..., "canonical_v2") or a number
-   ("1" to "5") gives, or 0. */
+/* The input format a name ("classic", ..., "canonical_v2",
+   "canonical_armageddon", "canonical_v2_armageddon", as lczero-training
+   names them) or a number ("1" to "5", "132", "133") gives, or 0. */
 int	pf_lc0_input_format(const char *name);
-/* The name of input format f, or NULL. */
+/* The name of input format f, or NULL (no such format). */
 const char *pf_lc0_input_name(int f);
+/* The format whose records f writes: 132 is 4's, 133 is 5's, the others
+   their own; 0 for no such format. */
+int	pf_lc0_base_format(int f);
 
 /*
  * The transform (policyindex.h) input format f sees b through: 0 for

@@ -141,7 +141,7 @@ print(int(pl[13 + 6][53]), int(pl[13 + 6][37]), int(pl[6][37]), int(pl[6][53]))"
 	done
 }
 
-@test "lc0 --input-type: lc0's input formats 1 to 5 (castling as rook files, en passant, transforms, canonical and v2 history) read back as lc0 writes them" {
+@test "lc0 --input-type: lc0's input formats 1 to 5, 132 and 133 (castling as rook files, en passant, transforms, canonical and v2 history) read back as lc0 writes them" {
 	d="$BATS_FILE_TMPDIR"
 	# the bundled games in format 3 (transforms of real games: flips)
 	run posexport -F lc0 --input-type canonical -o c3 "$d/rich.pos"
@@ -162,26 +162,47 @@ print(int(pl[13 + 6][53]), int(pl[13 + 6][37]), int(pl[6][37]), int(pl[6][53]))"
 	pgn2pos "$TESTDATA/lc0/canonical.pgn" 2>/dev/null |
 		uci-eval -e "$(stockfish_path)" -d 1 -m all 2>/dev/null |
 		softtarget 2>/dev/null | posfilter 'ply != 9' 2>/dev/null > can.pos
-	for f in 1 frc_castling 3 canonical_100 5; do
+	for f in 1 frc_castling 3 canonical_100 5 canonical_armageddon 133; do
 		run posexport -F lc0 --input-type $f -o "can.$f" can.pos
 		assert_success
 		n=$f
-		case $f in frc_castling) n=2 ;; canonical_100) n=4 ;; esac
+		case $f in frc_castling) n=2 ;; canonical_100) n=4 ;;
+		canonical_armageddon) n=132 ;; esac
 		run "$PY" "$TOP/tests/tools/lc0_check.py" "can.$f" can.pos $n
 		assert_success
 		assert_line --regexp '^lc0: 2054 records in 343 chunks read back as the records \([1-9][0-9]* with filled history\)$'
 		# every record with a move but 304 is transformed; format 5
 		# finds repeats further back than the ply before
 		[ $n -lt 3 ] || assert_line --regexp "^lc0: input format $n: 1750 transformed, [0-9]+ with a repeat further back than the last ply, 1 with an en passant square for lc0 alone$"
-		[ $n -lt 5 ] || assert_line --regexp "^lc0: input format 5: 1750 transformed, [1-9][0-9]* with a repeat further back"
+		[ $n -lt 5 ] || [ $n -eq 132 ] || assert_line --regexp "^lc0: input format $n: 1750 transformed, [1-9][0-9]* with a repeat further back"
 	done
+	# the armageddon formats are 4's and 5's records (the trainer adds
+	# the side-to-move plane from invariance_info)
+	run "$PY" -c "
+import glob, gzip, os
+for base, arm, f in (('can.canonical_100', 'can.canonical_armageddon', 132),
+                     ('can.5', 'can.133', 133)):
+    files = sorted(os.listdir(base))
+    assert len(files) == 343 and files == sorted(os.listdir(arm))
+    for n in files:
+        a = bytearray(gzip.open(os.path.join(base, n)).read())
+        b = bytearray(gzip.open(os.path.join(arm, n)).read())
+        assert len(a) == len(b) and len(a) % 8356 == 0, n
+        for o in range(0, len(a), 8356):
+            assert b[o + 4:o + 8] == f.to_bytes(4, 'little'), (n, o)
+            b[o + 4:o + 8] = a[o + 4:o + 8]
+        assert a == b, n
+    print(f, 'ok')"
+	assert_success
+	assert_output "132 ok
+133 ok"
 }
 
 @test "lc0 --input-type: an unknown type, or a format other than lc0, is a usage error" {
 	printf '%s\n' "startpos game=1 ply=0 move=e2e4 result=1-0 eval=cp:30" | "$MKREC" > one.pos
-	run posexport -F lc0 --input-type canonical_v2_armageddon -o x one.pos
+	run posexport -F lc0 --input-type canonical_v3 -o x one.pos
 	assert_failure 2
-	assert_line "posexport: --input-type canonical_v2_armageddon: classic, frc_castling, canonical, canonical_100 or canonical_v2 (or 1 to 5)"
+	assert_line "posexport: --input-type canonical_v3: classic, frc_castling, canonical, canonical_100, canonical_v2, canonical_armageddon or canonical_v2_armageddon (or 1 to 5, 132, 133)"
 	run posexport -F npy --input-type 3 -o x one.pos
 	assert_failure 2
 	assert_line "posexport: --input-type is lc0's input format: -F npy has none"

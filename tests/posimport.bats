@@ -244,8 +244,8 @@ lc0_chunks() {
 	posexport -F lc0 --input-type "$1" -o "$2" "$BATS_FILE_TMPDIR/rich.pos" 2>/dev/null
 }
 
-@test "lc0: chunks read back as the records they were written from, in every input format (positions, moves, results, games, W/D/L, best move, policy)" {
-	for f in 1 2 3 4 5; do
+@test "lc0: chunks read back as the records they were written from, in every input format, the armageddon ones too (positions, moves, results, games, W/D/L, best move, policy)" {
+	for f in 1 2 3 4 5 132 133; do
 		lc0_chunks $f c$f
 		# the directory posexport wrote: its files in natural order
 		run posimport -F lc0 -o back$f.pos c$f

@@ -1,8 +1,8 @@
 """Reads posexport -F lc0 chunks as lczero-training's chunkparser does
 (struct layout of V6TrainingData, planes unpacked with np.unpackbits) and
 checks every field against the records' JSON (posflow.records), with the
-feature helpers of loader_check.py, in lc0's input format 1 to 5 (default
-1): planes, transforms, castling and en passant bytes as lc0's
+feature helpers of loader_check.py, in lc0's input format 1 to 5, 132 or
+133 (default 1): planes, transforms, castling and en passant bytes as lc0's
 src/neural/encoder.cc and src/trainingdata/trainingdata.cc write them,
 reimplemented here from FENs.  Exits 1 at the first difference.
 
@@ -166,7 +166,7 @@ def history_planes(hist, reps, eps, us, fmt, t):
     push taken back."""
     out = np.zeros((8, 13, 64), np.uint8)
     cur = hist[0].split()
-    canon, v2 = fmt >= 3, fmt == 5
+    canon, v2 = fmt >= 3, fmt in (5, 133)
     slot = k = 0
     while slot < 8 and (v2 or k < 8):
         fill = k >= len(hist)
@@ -310,7 +310,7 @@ def main(chunkdir, stream, fmt=1):
                      "transform %d)" % (fen, h, len(hist), fmt, t))
         filled = want[:, :12].any(axis=(1, 2)).sum()
         fills += filled > min(len(hist), 8)
-        deep += fmt == 5 and filled > 1 and not reps[1:2] == [True]
+        deep += fmt in (5, 133) and filled > 1 and not reps[1:2] == [True]
         if played_idx != index(rec["move"], black, fen, t):
             fail("%s: played_idx %d" % (fen, played_idx))
         # an unknown result (*) as a draw, as posexport(1) says

@@ -14,6 +14,7 @@
 #include "chess.h"
 #include "lc0.h"
 #include "policyindex.h"
+#include "record.h"
 #include "t.h"
 
 #define MAXPLY 64
@@ -253,6 +254,14 @@ test_v2(void)
 	}
 	CHECK(same && reps == 8, "format 5: eight slots of the same "
 	    "position, each marked as a repeat");
+	{
+		static uint8_t a[PF_LC0_V6_SIZE];
+
+		encode(&g, PF_LC0_CANONICAL_V2_ARMAGEDDON, a, &t);
+		CHECK(pf_get32(a + 4) == 133 && memcmp(a, out, 4) == 0 &&
+		    memcmp(a + 8, out + 8, PF_LC0_V6_SIZE - 8) == 0,
+		    "format 133: format 5's record, input_format 133");
+	}
 	encode(&g, PF_LC0_CANONICAL, out, &t);
 	for (s = 1, same = 0; s < 8; s++)
 		for (i = 0; i < 12; i++)
@@ -308,7 +317,9 @@ test_decode(void)
 	size_t i;
 	int f, t, ok = 1;
 
-	for (f = PF_LC0_CLASSIC; f <= PF_LC0_CANONICAL_V2; f++) {
+	for (f = PF_LC0_CLASSIC; f <= PF_LC0_CANONICAL_V2_ARMAGEDDON; f++) {
+		if (pf_lc0_input_name(f) == NULL)
+			continue;
 		for (i = 0; i <= sizeof(fens) / sizeof(fens[0]); i++) {
 			pf_move m[PF_MAX_MOVES];
 
@@ -359,9 +370,20 @@ test_names(void)
 	    pf_lc0_input_format("canonical_v2") == 5 &&
 	    pf_lc0_input_format("5") == 5 && pf_lc0_input_format("1") == 1 &&
 	    pf_lc0_input_format("6") == 0 && pf_lc0_input_format("0") == 0 &&
-	    pf_lc0_input_format("canonical_v2_armageddon") == 0 &&
+	    pf_lc0_input_format("canonical_armageddon") == 132 &&
+	    pf_lc0_input_format("canonical_v2_armageddon") == 133 &&
+	    pf_lc0_input_format("132") == 132 &&
+	    pf_lc0_input_format("133") == 133 &&
+	    pf_lc0_input_format("131") == 0 &&
+	    pf_lc0_input_format("armageddon") == 0 &&
 	    pf_lc0_input_format("") == 0 && pf_lc0_input_format("55") == 0,
 	    "input formats by lczero-training's names and by number");
+	CHECK(pf_lc0_base_format(132) == 4 && pf_lc0_base_format(133) == 5 &&
+	    pf_lc0_base_format(3) == 3 && pf_lc0_base_format(6) == 0 &&
+	    pf_lc0_base_format(0) == 0 &&
+	    strcmp(pf_lc0_input_name(133), "canonical_v2_armageddon") == 0 &&
+	    pf_lc0_input_name(134) == NULL,
+	    "the armageddon formats write 4's and 5's records");
 }
 
 int
