@@ -395,7 +395,7 @@ d[8356 * 5 + 7440 + 5] ^= 0xff
 open('bad', 'wb').write(d)"
 	run posimport -F lc0 -o bad.pos bad
 	assert_failure 1
-	assert_output "posimport: bad: record 3: input format 9 (1 to 5 are read)
+	assert_output "posimport: bad: record 3: input format 9 (1 to 5, 132 and 133 are read)
 posimport: bad: record 6: two pieces on one square
 posimport: $((n0 - 2)) entries in 3 games imported (lc0); 2 damaged places"
 	# not lc0 data at all
