@@ -517,7 +517,7 @@ pf_lc0_decode(const uint8_t *in, pf_lc0_entry *e, char *err, size_t errlen)
 		if (file != (ooo ? 0 : 7))
 			b->chess960 = 1;
 	}
-	/* en passant: the byte of formats 3 to 5, else a double push
+	/* en passant: the byte of formats 3 and up, else a double push
 	   between the history's first slot and the position */
 	if (f >= PF_LC0_CANONICAL) {
 		uint8_t v = rec[8276];

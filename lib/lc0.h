@@ -22,7 +22,7 @@
  *            moves; 3 to 5, 1 << the file of the en passant square (0
  *            without one; lc0's, pf_lc0_ep), through the transform
  *   8277 u8  rule50_count
- *   8278 u8  invariance_info: formats 3 to 5, the transform, + 128 when
+ *   8278 u8  invariance_info: formats 3 and up, the transform, + 128 when
  *            black moves; else 0
  *   8279 u8  dummy
  *   8280 f32 root_q, best_q, root_d, best_d, root_m, best_m, plies_left,
@@ -147,7 +147,7 @@ void	pf_lc0_v6_encode(const pf_board *const *hist, const int *rep,
  * slot (the transform undone, the board mirrored back when black moves),
  * castling from the four bytes (format 1, which names no file: the
  * outermost rook on that side of the king), the en passant square from the en passant
- * byte (formats 3 to 5) or from the history's first slot (1 and 2: a
+ * byte (formats 3 and up) or from the history's first slot (1 and 2: a
  * double push between it and the position; so also where lc0's fill took
  * one back); the move played from played_idx, the best move from best_idx
  * (PF_MOVE_NONE where it names no legal move), the result from result_q,
