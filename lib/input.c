@@ -1390,7 +1390,10 @@ pf_input_read(pf_input *in, void *buf, size_t n)
 			in->rstate = 2;
 			return -1;
 		}
-		if ((r = pf_input_fill(in, &in->rpos, &in->rend, n)) <= 0)
+		/* the window's bytes are all handed out: a new one, with
+		   what comes at once (as read(2): a pipe's reader goes on
+		   with what it has, and its idle hook runs before a wait) */
+		if ((r = pf_input_fill(in, &in->rpos, &in->rend, 1)) <= 0)
 			in->rstate = r < 0 ? 3 : 2;
 	}
 }

@@ -30,6 +30,8 @@
  * a header), and zstd or gzip data is decompressed here whatever bytes it
  * holds (unless an archive is inside), so that every byte before damage
  * is handed out.  pf_input_read then reads a member as read(2) would.
+ * From a pipe, data that is not compressed is handed out once 512 bytes
+ * have come (or the input ended): libarchive's tar reader looks at them.
  *
  * Nothing here prints or exits; failures return -1 and pf_input_error()
  * says why.
@@ -126,10 +128,11 @@ uint64_t	 pf_input_offset(const pf_input *in, const char *pos);
 const char	*pf_input_error(const pf_input *in);
 
 /*
- * Up to n bytes of the current member into buf, as read(2): the count, 0
- * at the member's end, -1 on an error (pf_input_error; the bytes decoded
- * before it have been handed out; the next call returns 0).  Not mixed
- * with pf_input_fill on one member.
+ * Up to n bytes of the current member into buf, as read(2): the count
+ * (what is at hand: from a pipe it does not wait for n), 0 at the
+ * member's end, -1 on an error (pf_input_error; the bytes decoded before
+ * it have been handed out; the next call returns 0).  Not mixed with
+ * pf_input_fill on one member.
  */
 ssize_t		 pf_input_read(pf_input *in, void *buf, size_t n);
 
