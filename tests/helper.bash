@@ -84,3 +84,13 @@ move16() {
 shards() {
 	jq -r '.shards[] | "\(.file) \(.records) \(.xxh3)"' "$1/manifest.json"
 }
+
+# Wait until file is larger than n bytes (10 s at most: the loop only
+# bounds the wait; no timing is measured), then print its size.
+size_after() {
+	for _ in $(seq 100); do
+		[ "$(stat -c %s "$1")" -gt "$2" ] && break
+		sleep 0.1
+	done
+	stat -c %s "$1"
+}

@@ -22,16 +22,6 @@ core() {
 	posdump --fields fen,ply,move,result,flags "$@"
 }
 
-# Wait until file is larger than n bytes (10 s at most: the loop only
-# bounds the wait; no timing is measured), then print its size.
-size_after() {
-	for _ in $(seq 100); do
-		[ "$(stat -c %s "$1")" -gt "$2" ] && break
-		sleep 0.1
-	done
-	stat -c %s "$1"
-}
-
 # Compare pgn2pos on a testdata file with its .expected file.
 golden() {
 	p2p -q "$PGN/$1.pgn"

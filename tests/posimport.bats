@@ -159,15 +159,6 @@ open('bad.zip', 'wb').write(d)"
 
 @test "records flow while the input waits (slow pipe), once 512 bytes have come" {
 	e='fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\nmove e2e4\nscore 10\nply 0\nresult 0\ne\n'
-	# wait (10 s at most: the loop only bounds the wait, no time is
-	# measured) until file is larger than n bytes; print its size
-	grown() {
-		for _ in $(seq 100); do
-			[ "$(stat -c %s "$1")" -gt "$2" ] && break
-			sleep 0.1
-		done
-		stat -c %s "$1"
-	}
 	mkfifo in.fifo
 	posimport -F plain -o out.pos < in.fifo 2>/dev/null &
 	pid=$!
@@ -176,9 +167,9 @@ open('bad.zip', 'wb').write(d)"
 	# entry waits for the next (does it end its game?), so five are
 	# written while the input is open
 	printf "$e$e$e$e$e$e" >&7
-	size=$(grown out.pos 16)
+	size=$(size_after out.pos 16)
 	printf "$e" >&7
-	size2=$(grown out.pos "$size")
+	size2=$(size_after out.pos "$size")
 	exec 7>&-
 	wait "$pid"
 	[ "$size" -gt 16 ] || fail "nothing written while the input was open"
