@@ -1596,6 +1596,11 @@ pf_input_each_file(const char *path, int (*fn)(void *, const char *),
 		return fn(arg, path);
 	if (pf_input_dir_files(path, &paths, &n, err, errsize) == -1)
 		return -1;
+	if (n == 0) {
+		/* a mistake more likely than an empty input */
+		snprintf(err, errsize, "%s: no files in this directory", path);
+		return -1;
+	}
 	for (i = 0; i < n && rc == 0; i++)
 		rc = fn(arg, paths[i]);
 	pf_input_free_paths(paths, n);

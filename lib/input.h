@@ -163,7 +163,7 @@ void		 pf_input_free_paths(char **paths, size_t n);
  * An operand: fn(arg, path) for path itself ("-" too), or, when path is a
  * directory, for every file under it, in pf_input_dir_files' order, while
  * fn returns 0.  0, fn's nonzero return, or -1 with err set when the
- * directory cannot be listed.
+ * directory cannot be listed or has no files.
  */
 int		 pf_input_each_file(const char *path,
 		    int (*fn)(void *arg, const char *file), void *arg,

@@ -448,8 +448,10 @@ small_fs() {
 		[ "$st" -eq 1 ] || fail "$t: status $st"
 		grep -q "^${c[0]}: nonexistent: No such file or directory" err ||
 			fail "$t: $(cat err)"
-		grep -q "^${c[0]}: adir: .*Is a directory" err ||
-			fail "$t: $(cat err)"
+		# (pgn2pos reads a directory's files: it has none)
+		why="Is a directory"
+		[ "$t" != pgn2pos ] || why="no files in this directory"
+		grep -q "^${c[0]}: adir: .*$why" err || fail "$t: $(cat err)"
 		grep -q "^${c[0]}: /proc/self/mem: .*Input/output error" err ||
 			fail "$t: $(cat err)"
 		if [ "$t" = posdump-c ]; then

@@ -253,6 +253,11 @@ posimport: 100 entries in 2 games imported (bin); 1 damaged places"
 	assert_output --regexp "^posimport: d/sub/p10a.bin: No such file or directory
 posimport: 2770 entries in [0-9]+ games imported \(bin\); 0 damaged places$"
 	cmp want.pos got2.pos
+	# a directory with no files is a mistake, named
+	mkdir -p empty/.git
+	run posimport -F bin -o /dev/null empty
+	assert_failure 1
+	assert_line --index 0 "posimport: empty: no files in this directory"
 }
 
 # The bundled games evaluated at depth 1 with policy targets, as lc0
