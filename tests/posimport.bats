@@ -432,6 +432,80 @@ posimport: $((n0 - 2)) entries in 3 games imported (lc0); 2 damaged places"
 	assert_output --partial "posimport: text: record 1: version"
 }
 
+@test "lc0 -j: chunks decoded in threads, the output and messages of -j 1 byte for byte (tar, directory, damage, the older versions, a chunk too large for a job)" {
+	lc0_chunks 5 c
+	(cd c && tar cf ../c.tar $(ls *.gz | sort -t. -k2 -n))
+	zstd -q c.tar -o c.tar.zst
+	# damage: a chunk cut short, a truncated record, a bad record and
+	# a member that is no chunk, in a tar, and files of them; more than
+	# ten damaged places in one file, then another file
+	size=$(stat -c %s c/training.0.gz)
+	head -c $((size / 2)) c/training.0.gz > cut.gz
+	gunzip -c c/training.1.gz | head -c $((8356 * 3 + 100)) | gzip > short.gz
+	gunzip -c c/training.2.gz > p2
+	"$PY" -c "
+d = bytearray(open('p2', 'rb').read())
+d[8356 * 2 + 4] = 9
+open('bad', 'wb').write(d)"
+	head -c 3000 "$TESTDATA/lichess_db_10k.pgn" > text
+	mkdir many
+	for k in $(seq 12); do cp cut.gz many/t$k.gz; done
+	tar cf many.tar many
+	tar cf mix.tar -C c training.3.gz -C .. cut.gz short.gz bad text -C c training.4.gz
+	# the older records: the move from the next one
+	mkdir v5
+	for f in c/training.1[0-9].gz; do
+		gunzip -c "$f" | "$PY" -c "
+import sys
+d = sys.stdin.buffer.read()
+out = b''
+for i in range(0, len(d), 8356):
+    r = bytearray(d[i:i + 8356])
+    r[0:4] = (5).to_bytes(4, 'little')
+    out += bytes(r[:8308])
+sys.stdout.buffer.write(out)" | gzip > "v5/${f##*/}"
+	done
+	for input in c c.tar c.tar.zst mix.tar "many.tar mix.tar many" v5; do
+		posimport -F lc0 -o one.pos $input 2> one.err && st1=0 || st1=$?
+		for j in 2 3; do
+			posimport -F lc0 -j $j -o par.pos $input 2> par.err && st=0 || st=$?
+			[ "$st" -eq "$st1" ] || fail "$input -j $j: status $st, not $st1"
+			cmp one.pos par.pos || fail "$input -j $j: other records"
+			diff one.err par.err || fail "$input -j $j: other messages"
+		done
+		case $input in
+		mix.tar)
+			[ "$st1" -eq 1 ] && [ "$(grep -c '^posimport: mix.tar: ' one.err)" -eq 4 ] ||
+				fail "mix.tar: $(cat one.err)" ;;
+		many.tar*)
+			# ten places of many.tar named, the rest counted; then
+			# mix.tar's own four; then the directory's twelve files,
+			# one place each
+			[ "$(grep -c '^posimport: many.tar: many/t[0-9]*.gz: record' one.err)" -eq 10 ] &&
+			grep -qx 'posimport: many.tar: more damage, not named (the summary counts it)' one.err &&
+			[ "$(grep -c '^posimport: mix.tar: ' one.err)" -eq 4 ] &&
+			[ "$(grep -c '^posimport: many/t[0-9]*.gz: record' one.err)" -eq 12 ] &&
+			grep -q '; 28 damaged places$' one.err ||
+				fail "$input: $(cat one.err)" ;;
+		esac
+	done
+	# from standard input, and a chunk too large for a job (decoded as
+	# it is read, in turn with the others: forced here with a small
+	# limit on an uncompressed chunk)
+	posimport -F lc0 -o one.pos < c.tar.zst 2>/dev/null
+	posimport -F lc0 -j 2 -o par.pos < c.tar.zst 2>/dev/null
+	cmp one.pos par.pos
+	gunzip -c c/training.7.gz > plain7
+	tar cf big.tar -C c training.6.gz -C .. plain7 -C c training.8.gz
+	posimport -F lc0 -o one.pos big.tar 2>/dev/null
+	POSFLOW_LC0_JOB_MAX=1 posimport -F lc0 -j 2 -o par.pos big.tar 2>/dev/null
+	cmp one.pos par.pos
+	# -j takes 1 to 256
+	run --separate-stderr posimport -F lc0 -j 0 c
+	assert_failure 2
+	[[ "$stderr" == *"-j: 0: too small"* ]]
+}
+
 @test "--help, --version, invalid calls: exit 2, usage on stderr, nothing on stdout" {
 	run --separate-stderr posimport --help
 	assert_success
