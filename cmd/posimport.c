@@ -552,7 +552,8 @@ pool_add(struct job *j, const void *p, size_t n)
 		j->pool = q;
 		j->pool_cap = cap;
 	}
-	memcpy(j->pool + off, p, n);
+	if (n > 0)
+		memcpy(j->pool + off, p, n);
 	j->pool_len += n;
 	return (long)off;
 }
