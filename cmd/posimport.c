@@ -13,6 +13,11 @@
  * later) get one game id, and the last record of each game is flagged; a
  * viriformat game is a game.  Damage is reported with the byte offset
  * after every entry before it is written.
+ *
+ * lc0's chunks, inflating 8 KiB a record, are the slow format: with -j
+ * each chunk is read whole and decoded in a worker thread (lib/workq.c),
+ * and the main thread writes what became of them in input order, giving
+ * the game ids, so that the output is that of one thread.
  */
 #include <getopt.h>
 #include <inttypes.h>
