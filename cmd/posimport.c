@@ -825,12 +825,14 @@ workers_free(struct run *R)
 	free(R->w);
 }
 
-/* The input would block: pass on what is written (pipelines flow). */
+/* The input would block: pass on what is written (pipelines flow), the
+   chunks in the threads too (they are what there is to do now). */
 static void
 idle_flush(void *arg)
 {
 	struct run *R = arg;
 
+	jobs_drain(R);
 	if (R->f->w != NULL && pf_writer_pending(R->f->w) > 0)
 		(void)pf_writer_flush(R->f->w);	/* its error comes back */
 }

@@ -500,6 +500,25 @@ sys.stdout.buffer.write(out)" | gzip > "v5/${f##*/}"
 	posimport -F lc0 -o one.pos big.tar 2>/dev/null
 	POSFLOW_LC0_JOB_MAX=1 posimport -F lc0 -j 2 -o par.pos big.tar 2>/dev/null
 	cmp one.pos par.pos
+	# from a slow pipe: what the threads decoded is written while the
+	# input waits (here after the first three chunks of a tar)
+	(cd c && tar cf ../ten.tar training.1[0-9].gz)
+	n3=0
+	for f in c/training.1[0-2].gz; do
+		n3=$((n3 + 512 + ($(stat -c %s "$f") + 511) / 512 * 512))
+	done
+	mkfifo in.fifo
+	posimport -F lc0 -j 2 -o slow.pos < in.fifo 2>/dev/null &
+	pid=$!
+	exec 7> in.fifo
+	head -c "$n3" ten.tar >&7
+	size=$(size_after slow.pos 16)
+	tail -c +$((n3 + 1)) ten.tar >&7
+	exec 7>&-
+	wait "$pid"
+	[ "$size" -gt 16 ] || fail "nothing written while the input waited"
+	posimport -F lc0 -o one.pos ten.tar 2>/dev/null
+	[ "$(posdump -c slow.pos | cut -d' ' -f1)" -eq "$(posdump -c one.pos | cut -d' ' -f1)" ]
 	# -j takes 1 to 256
 	run --separate-stderr posimport -F lc0 -j 0 c
 	assert_failure 2
