@@ -851,15 +851,21 @@ import_file(struct run *R, const char *path)
 
 	R->file = R->name = pf_input_name(path);
 	R->fileno++;
-	/* what this says comes after the jobs before it */
-	jobs_drain(R);
-	at_file(R, R->fileno, R->file);
+	/* (with -j, job_write counts each job's damage under its file; what
+	   is said here comes after the jobs before it) */
+	if (R->q == NULL)
+		at_file(R, R->fileno, R->file);
 	if ((in = pf_input_open(path, R->file)) == NULL) {
+		jobs_drain(R);
 		pf_warn("%s", R->file);
 		R->f->status = PF_EXIT_DATA;
 		return;
 	}
 	pf_input_set_binary(in);
+	/* lc0's chunks are gzip files: inflated by the chunk reader, in
+	   the worker threads with -j */
+	if (R->lc0 != NULL)
+		pf_input_keep_gzip(in);
 	pf_input_set_idle(in, idle_flush, R);
 	while (!R->f->stop && (rc = pf_input_next_member(in)) != 0) {
 		if (rc == -1) {

@@ -34,8 +34,9 @@
 #define CAP	(PF_INPUT_BUFSIZE + PF_INPUT_KEEP)
 
 /* What an input's head says: zstd or gzip text (read natively), PGN
-   text in a file (read directly), or none of those (libarchive). */
-enum { NATIVE_NONE, NATIVE_ZSTD, NATIVE_GZIP, PLAIN_PGN };
+   text in a file or gzip data kept as stored (read directly), or none of
+   those (libarchive). */
+enum { NATIVE_NONE, NATIVE_ZSTD, NATIVE_GZIP, READ_DIRECT };
 #define REPLAY_MAX	(16u << 20)	/* raw bytes kept to read a pipe
 					   again (see reopen_text) */
 
@@ -63,6 +64,7 @@ struct pf_input {
 	int sniffed;		/* the member's head was looked at
 				   (wide_text) */
 	int binary;		/* pf_input_set_binary: no text rules */
+	int keep_gzip;		/* pf_input_keep_gzip */
 	const char *rpos, *rend;	/* pf_input_read's window */
 	int rstate;		/* pf_input_read: 0 new member, 1 reading,
 				   2 at its end, 3 an error to return */
@@ -203,6 +205,12 @@ void
 pf_input_set_binary(pf_input *in)
 {
 	in->binary = 1;
+}
+
+void
+pf_input_keep_gzip(pf_input *in)
+{
+	in->keep_gzip = 1;
 }
 
 void
@@ -916,8 +924,9 @@ text_head(pf_input *in, const char *src, size_t n, int ended)
  * (after the block detect_direct read) while it cannot tell: a slow
  * writer's first block may end inside the first frame's header.  The
  * first bytes are kept for cut_header.  A file whose head is PGN text
- * (pgn_head, as detect_direct tells it of a pipe) is PLAIN_PGN: read
- * directly too.  The kind, 0, or -1 on a read error.
+ * (pgn_head, as detect_direct tells it of a pipe) is READ_DIRECT: read
+ * directly too, as is gzip data the caller inflates (keep_gzip).  The
+ * kind, 0, or -1 on a read error.
  */
 static int
 native_head(pf_input *in)
@@ -934,8 +943,8 @@ native_head(pf_input *in)
 			return 0;
 		if ((t = text_head(in, in->rbuf, (size_t)n, 1)) == 0 &&
 		    !in->binary && pgn_head(in->rbuf, (size_t)n))
-			t = PLAIN_PGN;
-		return t;
+			t = READ_DIRECT;
+		return t == NATIVE_GZIP && in->keep_gzip ? READ_DIRECT : t;
 	}
 	while ((t = text_head(in, in->rbuf, in->pre_len,
 	    in->pre_len == PF_INPUT_BUFSIZE)) < 0) {
@@ -953,7 +962,7 @@ native_head(pf_input *in)
 	}
 	in->first_n = in->pre_len < 4 ? in->pre_len : 4;
 	memcpy(in->first, in->rbuf, in->first_n);
-	return t;
+	return t == NATIVE_GZIP && in->keep_gzip ? READ_DIRECT : t;
 }
 
 /*
@@ -998,7 +1007,7 @@ pf_input_next_member(pf_input *in)
 	if (!in->opened) {
 		int kind = native_head(in);
 
-		if (kind == PLAIN_PGN)	/* read(2) on from start_off */
+		if (kind == READ_DIRECT)	/* read(2) on from start_off */
 			return start_direct(in);
 		in->opened = 1;
 		if (kind < 0 || (kind > 0 && native_start(in, kind,

@@ -59,6 +59,13 @@ void		 pf_input_free(pf_input *in);
 
 /* Binary mode (above).  Before the first pf_input_next_member. */
 void		 pf_input_set_binary(pf_input *in);
+/*
+ * In binary mode: a file that is gzip data with no archive inside is
+ * handed out as it is stored, for the caller to inflate (posimport
+ * inflates lc0's chunks, each a gzip file, in its worker threads).
+ * Before the first pf_input_next_member.
+ */
+void		 pf_input_keep_gzip(pf_input *in);
 
 /*
  * idle(arg) is called before a read from a pipe or terminal that would

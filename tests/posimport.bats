@@ -393,7 +393,7 @@ open('v7', 'wb').write(out)"
 	head -c $((size / 2)) c/training.0.gz > training.99.gz
 	run posimport -F lc0 -o cut.pos training.99.gz
 	assert_failure 1
-	assert_output --regexp '^posimport: training\.99\.gz: record ([0-9]+): truncated gzip input
+	assert_output --regexp '^posimport: training\.99\.gz: record ([0-9]+): gzip data cut short
 posimport: ([0-9]+) entries in 1 games imported \(lc0\); 1 damaged places$'
 	[[ "$output" =~ record\ ([0-9]+):.*\ ([0-9]+)\ entries ]]
 	cut=${BASH_REMATCH[2]}

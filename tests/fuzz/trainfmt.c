@@ -278,6 +278,7 @@ fuzz_lc0(const uint8_t *data, size_t size)
 	/* as posimport reads it: any packaging, chunk by chunk */
 	FUZZ_CHECK((in = pf_input_open(fuzz_path, "fuzz")) != NULL);
 	pf_input_set_binary(in);
+	pf_input_keep_gzip(in);
 	FUZZ_CHECK((r = pf_lc0_reader_open()) != NULL);
 	while ((mv = pf_input_next_member(in)) == 1) {
 		FUZZ_CHECK(++members < (int)size + 16);

@@ -32,7 +32,8 @@ put_file(const void *p, size_t n)
 }
 
 /*
- * The member of the file at path read in pieces of piece bytes: into out
+ * The member of the file at path (binary: 1 binary mode, 2 that and
+ * keep_gzip) read in pieces of piece bytes: into out
  * (cap bytes), *got the count; the last call's result (0 or -1), then
  * whether one more call returns 0.  err: the error, if any.
  */
@@ -49,6 +50,8 @@ read_all(int binary, size_t piece, uint8_t *out, size_t cap, size_t *got,
 		return -2;
 	if (binary)
 		pf_input_set_binary(in);
+	if (binary == 2)
+		pf_input_keep_gzip(in);
 	if (pf_input_next_member(in) != 1) {	/* -3: none, err: why */
 		snprintf(err, errsize, "%s", pf_input_error(in));
 		pf_input_free(in);
@@ -150,6 +153,18 @@ main(void)
 		    "binary: gzip cut short hands out the %zu bytes zlib "
 		    "decodes (%zu), then -1 (%s), then 0", want, got, err);
 		free(ref);
+		/* keep_gzip: the file as stored, whole or cut */
+		put_file(z, zn);
+		r = read_all(2, 8356, out, N + 16, &got, &zero, err,
+		    sizeof(err));
+		CHECK(r == 0 && got == zn && memcmp(out, z, zn) == 0,
+		    "keep_gzip: a gzip file is handed out as stored (%zu "
+		    "of %zu bytes)", got, zn);
+		put_file(z, zn / 2);
+		r = read_all(2, 8356, out, N + 16, &got, &zero, err,
+		    sizeof(err));
+		CHECK(r == 0 && got == zn / 2 && memcmp(out, z, zn / 2) == 0,
+		    "keep_gzip: cut short too, for the caller to find");
 	}
 
 	/* zstd in two frames (as pzstd writes), natively */
