@@ -627,8 +627,8 @@ pf_binpack_reader_offset(const pf_binpack_reader *r)
 /*
  * Make at least need (<= WINDOW) bytes readable at buf[pos], or as many
  * as the input has.  Returns the bytes readable (never -1: a read error
- * ends the input there, and rd_err keeps it).  Never called while a chain is being read: the chain's
- * movetext stays where it is.
+ * ends the input there, and rd_err keeps it).  Never called while a chain
+ * is being read: the chain's movetext stays where it is.
  */
 static ssize_t
 fill(pf_binpack_reader *r, size_t need)
