@@ -489,7 +489,8 @@ lc0_chunk(struct gather *G, pf_lc0_reader *r, pf_source_fn *src, void *arg,
 		if (rc == 1 && pf_lc0_decode(rec, lc, err, sizeof(err)) == -1)
 			rc = -1;
 		else if (rc == -1)
-			snprintf(err, sizeof(err), "%s", pf_lc0_reader_error(r));
+			snprintf(err, sizeof(err), "%s",
+			    pf_lc0_reader_error(r));
 		if (rc == -1) {
 			/* a game ends at its damage; the chunk's next records
 			   begin another */
@@ -755,8 +756,8 @@ lc0_submit(struct run *R, pf_input *in, const char *file, const char *name)
 		}
 		if ((n = pf_input_read(in, j->raw + j->raw_len,
 		    cap - j->raw_len)) <= 0) {
-			if (n < 0 && (j->raw_err = strdup(pf_input_error(in))) ==
-			    NULL)
+			if (n < 0 && (j->raw_err =
+			    strdup(pf_input_error(in))) == NULL)
 				goto nomem;
 			break;
 		}

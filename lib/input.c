@@ -1428,7 +1428,8 @@ pf_input_natcmp(const char *a, const char *b)
 			const unsigned char *i = p, *j = q;
 			size_t m, n;
 
-			while (*i == '0')	/* leading zeros count for nothing */
+			/* leading zeros count for nothing */
+			while (*i == '0')
 				i++;
 			while (*j == '0')
 				j++;
