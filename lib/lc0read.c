@@ -202,7 +202,7 @@ pf_lc0_read(pf_lc0_reader *r, uint8_t rec[PF_LC0_MAX_SIZE], size_t *size,
 {
 	long n;
 	size_t want;
-	char what[64];
+	char what[80];
 
 	if (r->ended)
 		return 0;
@@ -210,8 +210,17 @@ pf_lc0_read(pf_lc0_reader *r, uint8_t rec[PF_LC0_MAX_SIZE], size_t *size,
 		r->recno++;
 		return -1;
 	}
-	/* the version says the size */
-	if ((n = get(r, rec, 0, 4)) == 4)
+	/* the version says the size; a chunk's first says what it is, as
+	   lczero-training's chunkparser reads it: no version it knows, and
+	   the chunk is no lc0 data (its rest is not read as records) */
+	if ((n = get(r, rec, 0, 4)) == 4 && r->recno == 0 &&
+	    (pf_get32(rec) < 3 || pf_get32(rec) > 7)) {
+		snprintf(what, sizeof(what), "version %u, not 3 to 7: not "
+		    "lc0's training data", pf_get32(rec));
+		r->recno++;
+		return fail(r, "%s", what);
+	}
+	if (n == 4)
 		n = get(r, rec, 4, want = pf_lc0_record_size(pf_get32(rec)));
 	else
 		want = PF_LC0_V6_SIZE;
