@@ -32,6 +32,7 @@ struct opts {
 	/* npy */
 	unsigned blocks;	/* PF_FEAT_* of features */
 	int perspective, opposite, policy_width, pqr, planes, value_method;
+	const char *npy_only;	/* the last option given that only npy has */
 };
 
 struct run {
@@ -164,6 +165,18 @@ parse_opts(int argc, char **argv, struct opts *o)
 			return 0;	/* help or version */
 		errstr = what = NULL;
 		switch (ch) {
+		case O_FEATURES:
+		case O_PERSP:
+		case O_OPP:
+		case O_POLW:
+		case O_PQR:
+		case O_PLANES:
+			for (i = 0; longopts[i].name != NULL; i++)
+				if (longopts[i].val == ch)
+					o->npy_only = longopts[i].name;
+			break;
+		}
+		switch (ch) {
 		case 'F':
 			o->format = optarg;
 			break;
@@ -287,6 +300,19 @@ main(int argc, char **argv)
 		usage();
 		return PF_EXIT_USAGE;
 	}
+	if (o.npy_only != NULL && strcmp(o.format, "npy") != 0) {
+		pf_warnx("--%s is npy's: -F %s has none", o.npy_only,
+		    o.format);
+		usage();
+		return PF_EXIT_USAGE;
+	}
+	if (o.value_method != 0 && strcmp(o.format, "npy") != 0 &&
+	    strcmp(o.format, "lc0") != 0) {
+		pf_warnx("--value is npy's and lc0's: -F %s has none",
+		    o.format);
+		usage();
+		return PF_EXIT_USAGE;
+	}
 	if (o.lc0_input != 0 && strcmp(o.format, "lc0") != 0) {
 		pf_warnx("--input-type is lc0's input format: -F %s has none",
 		    o.format);
@@ -301,7 +327,9 @@ main(int argc, char **argv)
 	}
 	if (dir)
 		pf_filter_init(&f);
-	else if (pf_filter_open_raw(&f, o.out.output, o.out.force) == -1)
+	/* plain is text: a terminal may have it */
+	else if (pf_filter_open_raw(&f, o.out.output, o.out.force ||
+	    strcmp(o.format, "plain") == 0) == -1)
 		return pf_filter_close(&f);
 	memset(&xo, 0, sizeof(xo));
 	xo.eval = o.eval;

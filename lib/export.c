@@ -382,7 +382,7 @@ npy_open(pf_export *x)
 	    "<i4", 4, 1, &w) == -1 ||
 	    npy_add(x, "features_r", (void **)&b->features_r, "<i4", 4, 1,
 	    &w) == -1 ||
-	    npy_add(x, "has_pqr", (void **)&b->has_pqr, "|i1", 1, 0,
+	    npy_add(x, "has_pqr", (void **)&b->has_pqr, "|b1", 1, 0,
 	    NULL) == -1))
 		return -1;
 	return 0;

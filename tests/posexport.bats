@@ -45,9 +45,8 @@ bs = list(posflow.batches('$d/rich.pos', 1000, features='ALL+H', opposite=True, 
 for k in sorted(bs[0]):
     want = np.concatenate([b[k] for b in bs])
     got = np.load('arr/%s.npy' % k)
-    if k == 'has_pqr':
-        got = got.astype(bool)
-    assert got.shape == want.shape and np.array_equal(got, want, equal_nan=True), k
+    assert got.dtype == want.dtype and got.shape == want.shape, k
+    assert np.array_equal(got, want, equal_nan=True), k
     print(k, got.dtype, got.shape)
 "
 	assert_success
@@ -334,7 +333,34 @@ e"
 	run --separate-stderr posexport -F npy -o x --features ALL+Q /dev/null
 	assert_failure 2
 	[[ "$stderr" == *"--features ALL+Q: unknown block"* ]]
+	# npy's options, and --value, with a format that has none
+	for a in "--features ALL" --opposite "--perspective white" --planes \
+	    "--policy-width 8" --pqr; do
+		run --separate-stderr posexport -F binpack -o x $a /dev/null
+		assert_failure 2
+		[[ "$stderr" == *"${a%% *} is npy's: -F binpack has none"* ]] ||
+			fail "$a: $stderr"
+	done
+	run --separate-stderr posexport -F plain -o x --value tanh /dev/null
+	assert_failure 2
+	[[ "$stderr" == *"--value is npy's and lc0's: -F plain has none"* ]]
+	run posexport -F lc0 -o x --value tanh /dev/null
+	assert_success
+	[ ! -e x ] || [ -d x ]
 	run posexport -V
 	assert_success
 	assert_output --regexp '^posexport \(posflow\) '
+}
+
+@test "plain is text: written to a terminal without -f; the binary formats are refused there" {
+	pgn2pos "$TESTDATA/pgn/format.pgn" 2>/dev/null |
+		uci-eval --engine "$(stockfish_path)" -d 1 2>/dev/null > g.pos
+	run script -qec "posexport -F plain g.pos" /dev/null
+	assert_success
+	assert_line --index 0 --partial "fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+	assert_line --index 1 --partial "move e2e4"
+	assert_line --partial "11 records: 10 written (plain"
+	run script -qec "posexport -F bin g.pos" /dev/null
+	assert_failure 1
+	assert_output --partial "refusing to write binary output to a terminal"
 }
