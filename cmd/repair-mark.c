@@ -86,6 +86,7 @@ struct run {
 	struct game *q;		/* games in input order, a ring */
 	int qcap, qhead, qn;
 	struct game *cur;	/* the game being read, or NULL */
+	int dead;		/* no engine left: the rest passes through */
 	/* counters */
 	uint64_t records, judged, candidates, missing, games, unrepaired,
 	    cls[4], rescored, search_ms, eval_ms, failed;
@@ -267,6 +268,13 @@ parse_opts(int argc, char **argv, struct opts *o)
 	    o->threshold != 0.55)) {
 		pf_warnx("--shallow, --deep, --q, --alpha, --threshold and "
 		    "--book are for --mode candidates");
+		goto bad;
+	}
+	/* A PGN's %eval has no search limit to re-score at. */
+	if (o->mode == MODE_PANDA && o->have_eval &&
+	    o->eval.kind == PF_EVALSEL_PGN && !o->limit_kind) {
+		pf_warnx("--eval pgn: a PGN's evaluations have no search "
+		    "limit: give -d or -n");
 		goto bad;
 	}
 	if (!o->have_shallow)
@@ -489,6 +497,16 @@ game_values(struct run *R, struct game *g)
 			    g->rec[k].game_id);
 			return -1;
 		}
+		/* a position that may be re-scored needs a limit */
+		if (!R->o->limit_kind && k < g->n - 2 &&
+		    e.limit_kind == PF_LIMIT_NONE) {
+			pf_warnx("%s: record %" PRIu64 ": game %016" PRIx64
+			    ": the evaluation --eval chooses has no search "
+			    "limit to re-score at (give -d or -n); game left "
+			    "unrepaired", g->name, g->recno[k],
+			    g->rec[k].game_id);
+			return -1;
+		}
 		g->value[k] = g->orig[k] = pf_score_cp(e.score_kind, e.score);
 	}
 	return 0;
@@ -522,10 +540,8 @@ rescore(struct run *R, struct game *g, int i, pf_pool_job *job)
 	    e.limit_kind != PF_LIMIT_NONE) {
 		job->limit_kind = e.limit_kind;
 		job->limit = e.limit;
-	} else {
-		job->limit_kind = PF_LIMIT_DEPTH;
-		job->limit = 1;	/* checked before: cannot happen */
-	}
+	} else
+		return 0;	/* checked by game_values: cannot happen */
 	job->multipv = 1;
 	job->user = g;
 	return 1;
@@ -600,6 +616,28 @@ pool_warn(void *ctx, void *user, const char *msg)
 		pf_warnx("%s", msg);
 }
 
+/*
+ * No engine can search: the games held, and every game after them, are
+ * written unrepaired, as they came (records are never lost).
+ */
+static void
+give_up(struct run *R)
+{
+	pf_warnx("the games from here on are written unrepaired");
+	R->f.status = PF_EXIT_DATA;
+	R->dead = 1;
+	for (int k = 0; k < R->qn; k++) {
+		struct game *g = &R->q[(R->qhead + k) % R->qcap];
+
+		if (g == R->cur || g->done)
+			continue;
+		R->unrepaired++;
+		g->skip = 1;
+		g->done = 1;
+		g->searching = 0;
+	}
+}
+
 /* Give waiting games idle engines; take finished searches. */
 static void
 pump(struct run *R, int wait_ms)
@@ -635,6 +673,8 @@ pump(struct run *R, int wait_ms)
 			break;
 		}
 	}
+	if (R->dead)
+		return;
 	if (pf_pool_poll(R->pool, NULL, 0, wait_ms) == -1) {
 		pf_warn("poll");
 		R->f.status = PF_EXIT_DATA;
@@ -643,8 +683,7 @@ pump(struct run *R, int wait_ms)
 	}
 	if ((fatal = pf_pool_fatal(R->pool)) != NULL) {
 		pf_warnx("%s", fatal);
-		R->f.status = PF_EXIT_DATA;
-		R->f.stop = 1;
+		give_up(R);
 		return;
 	}
 	while (pf_pool_next_event(R->pool, &ev)) {
@@ -661,7 +700,7 @@ pump(struct run *R, int wait_ms)
 			    ev.why);
 			R->f.status = PF_EXIT_DATA;
 			R->failed++;
-			g->cls[g->i] = PF_REPAIR_NONE;
+			/* its class stands; not re-scored */
 			g->searching = 0;
 			g->i--;
 			game_step(R, g);
@@ -674,8 +713,7 @@ pump(struct run *R, int wait_ms)
 	}
 	if (pf_pool_live(R->pool) == 0) {
 		pf_warnx("no engine left running");
-		R->f.status = PF_EXIT_DATA;
-		R->f.stop = 1;
+		give_up(R);
 	}
 }
 
@@ -724,7 +762,11 @@ close_game(struct run *R)
 		return;
 	}
 	R->games++;
-	if (game_values(R, g) == -1) {
+	if (R->dead) {
+		g->skip = 1;
+		R->unrepaired++;
+		g->done = 1;
+	} else if (game_values(R, g) == -1) {
 		g->skip = 1;
 		R->unrepaired++;
 		R->f.status = PF_EXIT_DATA;

@@ -174,6 +174,60 @@ scholar() {
 	cmp <(posdump in.pos) <(posdump out.pos)
 }
 
+@test "panda: a failed search keeps its position's class and value; no engine left: every game written unrepaired, nothing lost" {
+	scholar
+	# an engine that answers the handshake and dies at every search
+	cat > dies.sh <<-'EOF'
+	#!/bin/sh
+	while read -r l; do
+		case $l in
+		uci) echo "id name dies"; echo uciok ;;
+		isready) echo readyok ;;
+		go*) exit 3 ;;
+		quit) exit 0 ;;
+		esac
+	done
+	EOF
+	chmod +x dies.sh
+	run repair-mark --mode panda -j 1 --retries 0 -e ./dies.sh ev.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "ev.pos: record 6: re-scoring failed after 1 attempts"
+	assert_output --partial "1 definitely"
+	posdump --json out.pos | jq -c '.exts[] | select(.type == "repair")' > rep
+	[ "$(wc -l < rep)" -eq 8 ]
+	# record 6 is definitely mis-evaluated whatever the engine did
+	sed -n 6p rep | grep -q '"class":"definite"'
+	sed -n 6p rep | grep -q '"rescored":false'
+	run jq -r 'select(.original != .repaired)' rep
+	assert_output ''
+	# an engine that cannot run: the records as they came, in order
+	cat ev.pos ev.pos > two.pos
+	run repair-mark --mode panda -j 1 -e ./nonexistent two.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "no engine left running"
+	assert_output --partial "the games from here on are written unrepaired"
+	assert_output --partial "2 games left unrepaired"
+	cmp <(posdump two.pos) <(posdump out.pos)
+}
+
+@test "panda: an evaluation with no search limit needs -d or -n" {
+	printf '%s\n' \
+	    'startpos game=5 ply=0 move=e2e4 eval=cp:30' \
+	    'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1 game=5 ply=1 move=e7e5 eval=cp:-30' \
+	    'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2 game=5 ply=2 eval=cp:30' |
+	    "$MKREC" > in.pos
+	run repair-mark --mode panda -j 1 in.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "in.pos: record 1: game 0000000000000005: the evaluation --eval chooses has no search limit to re-score at (give -d or -n); game left unrepaired"
+	cmp <(posdump in.pos) <(posdump out.pos)
+	run repair-mark --mode panda -j 1 -d 2 in.pos -o out.pos
+	assert_success
+	[ "$(posdump --json out.pos | jq -c '.exts[] | select(.type == "repair")' | wc -l)" -eq 3 ]
+	run --separate-stderr repair-mark --mode panda --eval pgn in.pos
+	assert_failure 2
+	[[ "$stderr" == *"--eval pgn: a PGN's evaluations have no search limit: give -d or -n"* ]]
+}
+
 @test "empty, concatenated, corrupt and truncated input" {
 	"$MKREC" < /dev/null > empty.pos
 	run repair-mark empty.pos -o out.pos
@@ -231,6 +285,7 @@ scholar() {
 	--mode panda -d 3 -n 100 -f
 	--mode panda -j 0 -f
 	--mode panda -O =1 -f
+	--mode panda --eval pgn -f
 	--bogus -f
 	EOF
 }
