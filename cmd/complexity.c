@@ -843,8 +843,9 @@ summary(const struct run *run)
 	    (double)run->measured : 0.0, run->missing, run->terminal,
 	    run->written);
 	if (run->missing > 0 && !run->o->require)
-		pf_warnx("%" PRIu64 " records without %s were passed through "
-		    "unmeasured (%s writes them)", run->missing, what,
+		pf_warnx("%" PRIu64 " records without %s were %s unmeasured "
+		    "(%s writes them)", run->missing, what,
+		    run->o->min > 0 ? "left out" : "passed through",
 		    run->o->mode == PF_COMPLEXITY_DEPTH ? DEPTH_HINT :
 		    NODES_HINT);
 }

@@ -1463,10 +1463,16 @@ progress(struct run *R, int final)
 	rate = secs > 0 ? (double)R->searched / secs : 0;
 	if (final) {
 		uint64_t looked = R->searched + R->hits;
-		pf_warnx("%llu records: %llu searched, %llu cache hits "
+		char dropped[64] = "";
+
+		if (R->dropped > 0)
+			snprintf(dropped, sizeof(dropped), " (%llu failed ones "
+			    "dropped)", (unsigned long long)R->dropped);
+		pf_warnx("%llu records%s: %llu searched, %llu cache hits "
 		    "(%.1f%%), %llu terminal, %llu skipped, %llu failed, "
 		    "%llu restarts; %.1f s, %.1f positions/s",
-		    (unsigned long long)done, (unsigned long long)R->searched,
+		    (unsigned long long)R->written, dropped,
+		    (unsigned long long)R->searched,
 		    (unsigned long long)R->hits,
 		    looked ? 100.0 * (double)R->hits / (double)looked : 0.0,
 		    (unsigned long long)R->terminal,

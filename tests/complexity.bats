@@ -259,6 +259,12 @@ RECAPTURE_MOVE=d8d5
 	assert_output "$(printf '%s\n' '3 g1f3 0 0.7935' - - -)"
 	run bash -c "posdump -j out.pos | sed -n '2,4p'"
 	assert_output "$(posdump -j in.pos | sed -n '2,4p')"
+	# with --min they are left out, and said so
+	run --separate-stderr complexity --min 1 -o out.pos in.pos
+	assert_success
+	[[ "$stderr" == *"complexity: 2 records without per-depth tables were left out unmeasured (uci-eval --multipv all --keep-depths writes them)"* ]]
+	run posdump -c out.pos
+	assert_output "1 out.pos"
 }
 
 @test "--require: a record without tables is an error naming it and uci-eval" {

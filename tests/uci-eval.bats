@@ -371,6 +371,7 @@ final_tables() {
 	[ "${#lines[@]}" -eq 3 ]
 	run uci-eval -d 1 -j 1 -e "$FAKE" --drop-failed in.pos -o out2.pos
 	assert_failure 1
+	assert_output --partial "2 records (1 failed ones dropped): "
 	[ "$(posdump -c out2.pos 2>/dev/null | cut -d' ' -f1)" -eq 2 ]
 }
 
