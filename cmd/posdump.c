@@ -87,7 +87,7 @@ dump_one(const struct opts *o, const char *path, FILE *out,
 		if (o->count)
 			continue;
 		if (pf_show_record(out, &o->show, &rec, name,
-		    pf_reader_records(r)) < 0)
+		    pf_reader_recno(r)) < 0)
 			status = -1;
 		dirty = 1;
 		if (ferror(out))

@@ -700,6 +700,10 @@ take(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 	account(R, &R->all, &ri);
 	if (g != NULL)
 		account(R, g, &ri);
+	/* decoded where it is read: at a game's first record, or for --by */
+	if (ri.has_meta && ri.meta_state == -1)
+		pf_filter_error(f, recno, "malformed meta extension; the "
+		    "game's Elo and time control are counted as unknown");
 	if (R->oom) {
 		pf_warnx("out of memory");
 		f->status = PF_EXIT_DATA;

@@ -875,7 +875,7 @@ admit(struct run *R, const pf_record *rec)
 	s->followers = s->attempts = s->failed = s->evaluated = 0;
 	s->in_flight = 0;
 	s->file = R->cur;
-	s->recno = pf_reader_records(R->r);
+	s->recno = pf_reader_recno(R->r);
 	s->leader = NONE;
 	R->nread++;
 	if (pf_extbuf_append_raw(&s->in, rec->ext, rec->ext_len) == -1) {

@@ -139,7 +139,7 @@ pf_filter_file(pf_filter *f, const char *path, pf_filter_fn fn, void *ctx)
 			f->status = PF_EXIT_DATA;
 			continue;
 		}
-		fn(f, ctx, &rec, pf_reader_records(r));
+		fn(f, ctx, &rec, pf_reader_recno(r));
 	}
 	pf_reader_free(r);
 }

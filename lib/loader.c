@@ -455,7 +455,7 @@ pf_loader_row(pf_loader *l, pf_batch *b, size_t i, const pf_record *rec)
 		if (l->r != NULL)
 			snprintf(l->err, sizeof(l->err), "%s: record %llu: %s",
 			    pf_reader_name(l->r),
-			    (unsigned long long)pf_reader_records(l->r), what);
+			    (unsigned long long)pf_reader_recno(l->r), what);
 		else
 			snprintf(l->err, sizeof(l->err), "%s", what);
 		return -1;

@@ -263,6 +263,12 @@ pf_reader_records(const pf_reader *r)
 	return r->returned;
 }
 
+uint64_t
+pf_reader_recno(const pf_reader *r)
+{
+	return r->recno;
+}
+
 int
 pf_reader_buffered(const pf_reader *r)
 {

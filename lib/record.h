@@ -130,6 +130,10 @@ int		 pf_reader_next(pf_reader *r, pf_record *rec);
 const char	*pf_reader_error(const pf_reader *r);	/* valid until next call */
 const char	*pf_reader_name(const pf_reader *r);
 uint64_t	 pf_reader_records(const pf_reader *r);	/* records returned so far */
+/* The number of the record last returned, counted from 1 across the whole
+   input, the records of skipped blocks included (posflow(5), Errors): the
+   number its messages give it. */
+uint64_t	 pf_reader_recno(const pf_reader *r);
 uint64_t	 pf_reader_offset(const pf_reader *r);	/* bytes consumed (decompressed) */
 
 /*

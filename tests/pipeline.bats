@@ -6,6 +6,7 @@
 load helper
 
 GAMES="$TESTDATA/lichess_db_10k.pgn"
+MKREC="$BUILD_DIR/tests/tools/mkrec"
 
 @test "pgn2pos | uci-eval | softtarget keeps every record, in order, with all data" {
 	pgn2pos -q "$GAMES" | uci-eval -d 2 -m all --no-newgame 2>/dev/null |
@@ -59,6 +60,23 @@ GAMES="$TESTDATA/lichess_db_10k.pgn"
 	n=$(echo "${lines[0]}" | cut -d' ' -f1)
 	[ "$n" -gt 0 ]
 	grep -q 'truncated' err
+}
+
+@test "after a lost block, every tool numbers the records as the reader does, the lost ones counted" {
+	for i in 1 2; do echo "startpos game=$i eval=cp:$i@depth:3"; done | "$MKREC" > a.pos
+	for i in 3 4 5; do echo "startpos game=$i eval=cp:$i@depth:3"; done | "$MKREC" > b.pos
+	# a byte of b's block (its payload starts at 16 + 24)
+	printf '\x55' | dd of=b.pos bs=1 seek=50 conv=notrunc 2>/dev/null
+	printf '%s\n' 'startpos game=6 eval=cp:6@depth:3' 'startpos game=7 ext=2:00' |
+		"$MKREC" > c.pos
+	cat a.pos b.pos c.pos > n.pos
+	for t in posdump "posfilter --count known(eval)" posstat complexity\ --mode\ nodes; do
+		run --separate-stderr $t n.pos
+		assert_failure 1
+		[[ "$stderr" == *"n.pos: block 3 at offset 282: checksum mismatch (records 3..5 lost)"* ]] ||
+			fail "$t: $stderr"
+		[[ "$stderr" == *"n.pos: record 7: malformed"* ]] || fail "$t: $stderr"
+	done
 }
 
 # The Python reader printed in posflow(5) EXAMPLES, with mandoc's escapes

@@ -383,6 +383,16 @@ near() {
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"posstat: nonexistent"* ]] || fail "$stderr"
 	[ "$(jq .records <<< "$output")" -eq 40 ]
+	# a malformed meta extension (the Elos and the time control) is named;
+	# its game's figures are counted as unknown
+	printf '%s\n' 'startpos game=1 ply=0 meta=1500,1600,180+2,1' \
+	    'startpos game=2 ply=0 ext=1:00' | "$MKREC" > meta.pos
+	run --separate-stderr posstat --json meta.pos
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "posstat: meta.pos: record 2: malformed meta extension; the game's Elo and time control are counted as unknown" ]] ||
+		fail "$stderr"
+	[ "$(jq .games <<< "$output")" -eq 2 ]
+	[ "$(jq .elo.unknown <<< "$output")" -eq 2 ]
 }
 
 @test "--help, --version, invalid calls: exit 2, usage on stderr, nothing on stdout" {
