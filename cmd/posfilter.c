@@ -303,10 +303,11 @@ summary(const struct run *R)
 			    rule_names[k], R->passed[k], R->offered[k]);
 	pf_warnx("%" PRIu64 " records, %" PRIu64 " kept%s%s",
 	    R->records, R->kept, R->o->invert ? " (inverted)" : "", buf);
-	if (R->damaged || R->unjudged)
-		pf_warnx("%" PRIu64 " dropped as damaged, %" PRIu64
-		    " not judged by --wdl-skip (no evaluation or result)",
-		    R->damaged, R->unjudged);
+	if (R->damaged)
+		pf_warnx("%" PRIu64 " dropped as damaged", R->damaged);
+	if (R->unjudged)
+		pf_warnx("%" PRIu64 " not judged by --wdl-skip (no "
+		    "evaluation or result)", R->unjudged);
 }
 
 int
@@ -352,9 +353,10 @@ main(int argc, char **argv)
 	    o.out.zstd) == 0) {
 		for (i = 0; (i == 0 || i < argc) && !f.stop; i++)
 			pf_filter_file(&f, argc ? argv[i] : "-", record, &R);
-		if (o.count) {
-			printf("%" PRIu64 "\n", R.kept);
-			fflush(stdout);
+		if (o.count && (printf("%" PRIu64 "\n", R.kept) < 0 ||
+		    fflush(stdout) == EOF) && errno != EPIPE) {
+			pf_warn("stdout");
+			f.status = PF_EXIT_DATA;
 		}
 		if (pf_filter_complete(&f))
 			summary(&R);

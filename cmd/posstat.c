@@ -41,6 +41,7 @@
 #include "field.h"
 #include "filter.h"
 #include "hll.h"
+#include "utf8.h"
 
 #define POS_KEY_LEN	25	/* the packed position less its clocks */
 #define MAX_GROUPS	32
@@ -1381,20 +1382,35 @@ json_report(FILE *o, const struct run *R)
 
 /* ---- HTML ---------------------------------------------------------------- */
 
+/* Text escaped for HTML and XML; a byte that is not UTF-8 (a file name's)
+   is read as Latin-1, as the JSON report reads it, so the page stays
+   UTF-8. */
 static void
 html_text(FILE *o, const char *s)
 {
-	for (; *s; s++)
+	size_t len = strlen(s), n;
+
+	for (; *s; s += n, len -= n) {
+		n = 1;
 		switch (*s) {
 		case '&': fputs("&amp;", o); break;
 		case '<': fputs("&lt;", o); break;
 		case '>': fputs("&gt;", o); break;
 		case '"': fputs("&quot;", o); break;
 		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' ||
+			if ((unsigned char)*s >= 0x80) {
+				if ((n = pf_utf8_seq(s, len)) > 0)
+					fwrite(s, 1, n, o);
+				else {
+					n = 1;
+					fputc(0xc0 | (unsigned char)*s >> 6, o);
+					fputc(0x80 | (*s & 0x3f), o);
+				}
+			} else if ((unsigned char)*s >= 0x20 || *s == '\n' ||
 			    *s == '\t')
 				fputc(*s, o);
 		}
+	}
 }
 
 static const char *const palette[] = { "#4e79a7", "#f28e2b", "#e15759",

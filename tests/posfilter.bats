@@ -355,6 +355,10 @@ check_table() {
 	[ "$(posdump -c out.pos | cut -d' ' -f1)" -eq 2 ]
 	run posfilter 'ply == 0' badpos.pos -o out.pos
 	assert_success
+	# --count's number that cannot be written is an error
+	run bash -c "posfilter --count '' many.pos > /dev/full"
+	assert_failure 1
+	assert_output --partial "posfilter: stdout: No space left on device"
 }
 
 @test "--help, --version, invalid calls: exit 2, usage on stderr, nothing on stdout" {

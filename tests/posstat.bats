@@ -286,6 +286,17 @@ near() {
 	! grep -o 'https\?://[^"]*' page.html | grep -v '^http://www.w3.org/2000/svg$'
 	# one colour per group: the legend names each time control
 	grep -q '>300+3</text>' by.html
+	# a file name that is not UTF-8 (Latin-1 e-acute) is read as Latin-1,
+	# as --json reads it: the page stays UTF-8 and well-formed
+	cp "$BATS_FILE_TMPDIR/10k.pos" "$(printf 'caf\xe9.pos')"
+	posstat --by file --html l1.html "$(printf 'caf\xe9.pos')" > /dev/null
+	run /usr/bin/python3 -c "
+import sys, xml.etree.ElementTree as ET
+text = open('l1.html', encoding='utf-8').read()
+ET.fromstring(text.split('\n', 1)[1])
+print('caf\u00e9.pos' in text)"
+	assert_success
+	assert_output True
 	# a failed write leaves no file
 	run posstat --html nodir/page.html "$BATS_FILE_TMPDIR/10k.pos"
 	assert_failure 1
