@@ -501,6 +501,7 @@ warn_game(const char *where, const pf_pgn_game *g, int epd,
 		    where, unit, n, g->nmoves, g->text, what);
 		break;
 	case PF_PGNP_TAG:
+	case PF_PGNP_TAG_LONG:
 	case PF_PGNP_BADTAG:
 		pf_warnx("%s: %s %" PRIu64 ": %s; %s", where, unit, n,
 		    pf_pgn_problem_name(g->problem), what);
@@ -648,6 +649,7 @@ drop_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
 		case PF_PGNP_VARIANT: st->skipped[SK_VARIANT]++; break;
 		case PF_PGNP_FEN: st->skipped[SK_FEN]++; break;
 		case PF_PGNP_TAG:
+		case PF_PGNP_TAG_LONG:
 		case PF_PGNP_BADTAG: st->skipped[SK_TAG]++; break;
 		default: st->skipped[SK_BINARY]++; break;
 		}

@@ -692,7 +692,7 @@ parse_tag(pf_pgn *p)
 	const char *s, *e, *name, *vs;
 	char val[PF_PGN_STR_MAX + 1];
 	size_t nl, vl = 0;
-	int escaped = 0;
+	int escaped = 0, long_tag;
 
 	ensure(p, TAG_WINDOW);
 	s = p->pos + 1;
@@ -707,8 +707,11 @@ parse_tag(pf_pgn *p)
 	nl = (size_t)(s - name);
 	while (s < e && (*s == ' ' || *s == '\t'))
 		s++;
+	/* reaching e short of the input's end: longer than the window */
+	long_tag = AVAIL(p) >= TAG_WINDOW;
 	if (nl == 0 || s >= e || *s != '"') {
-		problem(&p->g, s >= e || *s == '\n' || *s == '\r' ?
+		problem(&p->g, s >= e && long_tag ? PF_PGNP_TAG_LONG :
+		    s >= e || *s == '\n' || *s == '\r' ?
 		    PF_PGNP_TAG : PF_PGNP_BADTAG, p->pos,
 		    (size_t)((s < e ? s + 1 : s) - p->pos));
 		goto bad;
@@ -732,7 +735,8 @@ parse_tag(pf_pgn *p)
 		}
 	}
 	if (s >= e || *s != '"') {
-		problem(&p->g, PF_PGNP_TAG, p->pos, (size_t)(s - p->pos));
+		problem(&p->g, s >= e && long_tag ? PF_PGNP_TAG_LONG :
+		    PF_PGNP_TAG, p->pos, (size_t)(s - p->pos));
 		goto bad;
 	}
 	vl = (size_t)(s - vs);
@@ -740,7 +744,8 @@ parse_tag(pf_pgn *p)
 	while (s < e && (*s == ' ' || *s == '\t'))
 		s++;
 	if (s >= e || *s != ']') {
-		problem(&p->g, s >= e || *s == '\n' || *s == '\r' ?
+		problem(&p->g, s >= e && long_tag ? PF_PGNP_TAG_LONG :
+		    s >= e || *s == '\n' || *s == '\r' ?
 		    PF_PGNP_TAG : PF_PGNP_BADTAG, p->pos, (size_t)(s - p->pos));
 		goto bad;
 	}
@@ -1776,6 +1781,7 @@ pf_pgn_problem_name(int problem)
 	case PF_PGNP_EOF: return "input ends inside the game";
 	case PF_PGNP_TOO_LONG: return "game longer than 65535 plies";
 	case PF_PGNP_TAG: return "unterminated tag";
+	case PF_PGNP_TAG_LONG: return "tag longer than 64 KiB";
 	case PF_PGNP_BADTAG: return "malformed tag";
 	case PF_PGNP_VARIATION: return "unterminated variation";
 	case PF_PGNP_FEN: return "invalid FEN";

@@ -38,7 +38,8 @@ enum pf_pgn_problem {
 	PF_PGNP_FEN,		/* invalid FEN tag or EPD line: skipped */
 	PF_PGNP_VARIANT,	/* variant other than chess / Chess960 */
 	PF_PGNP_BADTAG,		/* malformed tag: skipped */
-	PF_PGNP_VARIATION	/* unterminated variation: truncated */
+	PF_PGNP_VARIATION,	/* unterminated variation: truncated */
+	PF_PGNP_TAG_LONG	/* a tag over 64 KiB: skipped */
 };
 
 enum { PF_PGN_EVAL_NONE = 0, PF_PGN_EVAL_CP, PF_PGN_EVAL_MATE };

@@ -409,6 +409,24 @@ pgn2pos: 6 games read, 4 kept (3 truncated), 2 skipped (1 invalid FEN, 1 bad tag
 	diff -u "$PGN/bad-text.expected" <(core out.pos)
 }
 
+@test "a tag is read within 64 KiB: a longer one is named as such, the game skipped, at any -j and from a pipe" {
+	/usr/bin/python3 - <<-'EOF'
+	g = '[Event "e"]\n[Annotator "%s"]\n[Result "1-0"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n'
+	open('long.pgn', 'w').write(g % ('x' * 70000) + g % ('y' * 65000) + g % 'z')
+	EOF
+	want="pgn2pos: long.pgn: game 1: tag longer than 64 KiB; game skipped
+pgn2pos: 3 games read, 2 kept (0 truncated), 1 skipped (1 bad tag); 16 positions written"
+	for j in 1 2; do
+		run --separate-stderr pgn2pos -j $j long.pgn -o out$j.pos
+		assert_success
+		[ "$stderr" = "$want" ] || fail "-j $j: $stderr"
+	done
+	cmp out1.pos out2.pos
+	run --separate-stderr bash -c 'cat long.pgn | pgn2pos > out3.pos'
+	[ "$stderr" = "${want//long.pgn/stdin}" ] || fail "$stderr"
+	cmp out1.pos out3.pos
+}
+
 @test "comments outside games are not games" {
 	printf '{ a file comment }\n; a line comment\n%%escape\n\n[Event "a"]\n\n1. e4 *\n\n{ trailing comment }\n' > c.pgn
 	p2p c.pgn
