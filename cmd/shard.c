@@ -574,26 +574,92 @@ write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* 1 when name is a shard of one of this run's splits: split-NNNNN.pos.zst. */
+/* 1 when n is a shard name of split: split-NNNNN.pos.zst, or the suffix
+   of a --format in place of .pos.zst. */
 static int
-is_shard_name(const struct opts *o, const char *n)
+is_split_shard(const char *split, const char *n)
 {
-	size_t len = strlen(n), k;
+	size_t k = strlen(split);
+	const char *sfx;
 
-	for (int s = 0; s < o->nsplits; s++) {
-		k = strlen(o->split_name[s]);
-		if (len == k + 14 && strncmp(n, o->split_name[s], k) == 0 &&
-		    n[k] == '-' && strspn(n + k + 1, "0123456789") == 5 &&
-		    strcmp(n + k + 6, ".pos.zst") == 0)
+	if (strncmp(n, split, k) != 0 || n[k] != '-' ||
+	    strspn(n + k + 1, "0123456789") != 5)
+		return 0;
+	sfx = n + k + 6;
+	if (strcmp(sfx, ".pos.zst") == 0)
+		return 1;
+	for (int i = 0; pf_export_formats[i] != NULL; i++) {
+		const char *f = pf_export_suffix(pf_export_formats[i]);
+
+		if (f != NULL && strcmp(sfx, f) == 0)
 			return 1;
 	}
 	return 0;
 }
 
+/* 1 when n is a shard name of one of this run's splits. */
+static int
+is_shard_name(const struct opts *o, const char *n)
+{
+	for (int s = 0; s < o->nsplits; s++)
+		if (is_split_shard(o->split_name[s], n))
+			return 1;
+	return 0;
+}
+
+/* A shard of a manifest. */
+struct mshard {
+	char file[PATH_MAX];
+	char split[PATH_MAX];
+	uint64_t records, bytes, xxh3;
+};
+
+static int	manifest_each(const char *, int (*)(const struct mshard *, int,
+		    void *), void *);
+
+/* A file an earlier shard set lists (-f replaces that set). */
+struct listed {
+	char **name;
+	int n, cap;
+};
+
+static int
+listed_add(const struct mshard *m, int posflow, void *arg)
+{
+	struct listed *l = arg;
+	char **a;
+
+	(void)posflow;
+	if (strchr(m->file, '/') != NULL || m->file[0] == '.')
+		return 0;	/* never anything outside the directory */
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 16;
+		if ((a = realloc(l->name, (size_t)l->cap * sizeof(*a))) ==
+		    NULL)
+			return -1;
+		l->name = a;
+	}
+	if ((l->name[l->n] = strdup(m->file)) == NULL)
+		return -1;
+	l->n++;
+	return 0;
+}
+
+static int
+is_listed(const struct listed *l, const char *n)
+{
+	for (int i = 0; i < l->n; i++)
+		if (strcmp(l->name[i], n) == 0)
+			return 1;
+	return 0;
+}
+
 /*
- * Remove DIR/.tmp-* (a killed run's leftovers), DIR/manifest.json and the
- * shards of this run's splits from an earlier run: a rerun starts over.
- * An input among them is an error, not a file to delete.
+ * Remove DIR/.tmp-* (a killed run's leftovers), DIR/manifest.json, every
+ * shard that manifest lists (-f: the set it replaces, of any split or
+ * format), and the shards of this run's splits from an earlier run (a
+ * killed one has no manifest): a rerun starts over.  An input among them
+ * is an error, not a file to delete.
  */
 static int
 clean_dir(const struct opts *o, int argc, char **argv)
@@ -601,12 +667,22 @@ clean_dir(const struct opts *o, int argc, char **argv)
 	char path[PATH_MAX];
 	struct dirent *de;
 	struct stat sb, ib;
+	struct listed old = { NULL, 0, 0 };
 	DIR *d;
 	int rv = 0;
 
+	snprintf(path, sizeof(path), "%s/manifest.json", o->dir);
+	if (access(path, F_OK) == 0 &&
+	    manifest_each(o->dir, listed_add, &old) == -1) {
+		/* named; its shards of this run's splits still go */
+		for (int i = 0; i < old.n; i++)
+			free(old.name[i]);
+		old.n = 0;
+	}
 	if ((d = opendir(o->dir)) == NULL) {
 		pf_warn("%s", o->dir);
-		return -1;
+		rv = -1;
+		goto out;
 	}
 	/* two rounds: check every file first, then delete */
 	for (int round = 0; round < 2; round++) {
@@ -616,7 +692,7 @@ clean_dir(const struct opts *o, int argc, char **argv)
 
 			if (strncmp(n, ".tmp-", 5) != 0 &&
 			    strcmp(n, "manifest.json") != 0 &&
-			    !is_shard_name(o, n))
+			    !is_shard_name(o, n) && !is_listed(&old, n))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", o->dir, n);
 			if (round == 1) {
@@ -634,12 +710,17 @@ clean_dir(const struct opts *o, int argc, char **argv)
 				    ib.st_ino == sb.st_ino) {
 					pf_warnx("%s: an input is a file "
 					    "this run would replace", argv[i]);
-					closedir(d);
-					return -1;
+					rv = -1;
+					goto done;
 				}
 		}
 	}
+done:
 	closedir(d);
+out:
+	for (int i = 0; i < old.n; i++)
+		free(old.name[i]);
+	free(old.name);
 	return rv;
 }
 
@@ -1103,6 +1184,15 @@ shard_close(struct run *R, struct out *O)
 	O->fd = -1;
 	if (rv == -1)
 		return -1;
+	if (written == 0) {
+		/* every record of it skipped by the format: no shard */
+		if (unlink(O->tmp) == -1) {
+			pf_warn("%s", O->tmp);
+			return -1;
+		}
+		O->index--;
+		return 0;
+	}
 	if (file_xxh3(O->tmp, &h, &size) == -1 ||
 	    rename(O->tmp, O->final) == -1) {
 		pf_warn("%s", O->tmp);
@@ -1180,7 +1270,6 @@ shard_put(struct run *R, struct out *O, const pf_record *rec)
 			}
 		}
 	}
-	O->in_shard++;
 	if (O->x != NULL) {
 		switch (pf_export_put(O->x, rec, &why)) {
 		case -1:
@@ -1195,6 +1284,9 @@ shard_put(struct run *R, struct out *O, const pf_record *rec)
 		pf_warnx("%s", pf_writer_error(O->w));
 		return -1;
 	}
+	/* a shard holds --records-per-shard records written: those the
+	   format cannot hold do not count */
+	O->in_shard++;
 	O->records++;
 	return 0;
 }
@@ -2103,30 +2195,34 @@ verify_one(const char *dir, const char *file, uint64_t records,
 	return 0;
 }
 
+/*
+ * Call fn for each shard DIR/manifest.json lists, with posflow 1 for
+ * posflow shards (0: another --format's).  0; -1 when the manifest cannot
+ * be read (errno), -2 when it is not one this tool wrote, -3 when fn
+ * returned -1 (fn reports).
+ */
 static int
-verify(const char *dir)
+manifest_each(const char *dir, int (*fn)(const struct mshard *, int, void *),
+    void *arg)
 {
-	char path[PATH_MAX], key[64], val[PATH_MAX], file[PATH_MAX];
+	char path[PATH_MAX], key[64], val[PATH_MAX];
+	struct mshard m;
 	const char *p;
 	char *text = NULL;
 	size_t len = 0;
-	FILE *fp;
-	uint64_t records, bytes, xxh3, total = 0, nshards = 0;
-	int have, posflow;
+	FILE *fp, *mem;
+	int have, posflow, c, rv = -2;
 
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
-	if ((fp = fopen(path, "r")) == NULL) {
-		pf_warn("%s", path);
-		return PF_EXIT_DATA;
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	if ((mem = open_memstream(&text, &len)) == NULL) {
+		fclose(fp);
+		return -1;
 	}
-	{
-		FILE *mem = open_memstream(&text, &len);
-		int c;
-
-		while ((c = getc(fp)) != EOF)
-			putc(c, mem);
-		fclose(mem);
-	}
+	while ((c = getc(fp)) != EOF)
+		putc(c, mem);
+	fclose(mem);
 	fclose(fp);
 	/* the shards of another format (--format) are checked by size and
 	   checksum only */
@@ -2134,17 +2230,17 @@ verify(const char *dir)
 	/* "shards":[ is nowhere else: a split named shards is a key of an
 	   object, and quotes in strings are escaped */
 	if ((p = strstr(text, "\"shards\":[")) == NULL)
-		goto bad;
+		goto out;
 	p += 10;
 	for (;;) {
 		p += strspn(p, " \t\r\n,");
 		if (*p == ']')
 			break;
 		if (*p != '{')
-			goto bad;
+			goto out;
 		p++;
 		have = 0;
-		records = bytes = xxh3 = 0;
+		memset(&m, 0, sizeof(m));
 		for (;;) {
 			p += strspn(p, " \t\r\n,");
 			if (*p == '}') {
@@ -2153,57 +2249,137 @@ verify(const char *dir)
 			}
 			if (*p++ != '"' || json_read_string(&p, key,
 			    sizeof(key)) == -1)
-				goto bad;
+				goto out;
 			p += strspn(p, " \t\r\n");
 			if (*p++ != ':')
-				goto bad;
+				goto out;
 			p += strspn(p, " \t\r\n");
 			if (*p == '"') {
 				p++;
 				if (json_read_string(&p, val, sizeof(val)) ==
 				    -1)
-					goto bad;
+					goto out;
 			} else {
 				size_t k = strspn(p, "0123456789.-+eE");
 
 				if (k == 0 || k >= sizeof(val))
-					goto bad;
+					goto out;
 				memcpy(val, p, k);
 				val[k] = '\0';
 				p += k;
 			}
 			if (strcmp(key, "file") == 0) {
-				snprintf(file, sizeof(file), "%s", val);
+				snprintf(m.file, sizeof(m.file), "%s", val);
 				have |= 1;
 			} else if (strcmp(key, "records") == 0) {
-				records = strtoull(val, NULL, 10);
+				m.records = strtoull(val, NULL, 10);
 				have |= 2;
 			} else if (strcmp(key, "bytes") == 0) {
-				bytes = strtoull(val, NULL, 10);
+				m.bytes = strtoull(val, NULL, 10);
 				have |= 4;
 			} else if (strcmp(key, "xxh3") == 0) {
-				xxh3 = strtoull(val, NULL, 16);
+				m.xxh3 = strtoull(val, NULL, 16);
 				have |= 8;
-			}
+			} else if (strcmp(key, "split") == 0)
+				snprintf(m.split, sizeof(m.split), "%s", val);
 		}
 		if (have != 15)
-			goto bad;
-		if (verify_one(dir, file, records, bytes, xxh3, posflow) ==
-		    -1) {
-			free(text);
-			return PF_EXIT_DATA;
+			goto out;
+		if (fn(&m, posflow, arg) == -1) {
+			rv = -3;
+			goto out;
 		}
-		nshards++;
-		total += records;
 	}
+	rv = 0;
+out:
 	free(text);
+	return rv;
+}
+
+struct vstate {
+	const char *dir;
+	uint64_t total, nshards;
+	struct listed files, splits;
+};
+
+static int
+verify_shard(const struct mshard *m, int posflow, void *arg)
+{
+	struct vstate *v = arg;
+
+	if (verify_one(v->dir, m->file, m->records, m->bytes, m->xxh3,
+	    posflow) == -1)
+		return -1;
+	v->nshards++;
+	v->total += m->records;
+	if (listed_add(m, posflow, &v->files) == -1)
+		goto oom;
+	if (m->split[0] != '\0' && !is_listed(&v->splits, m->split)) {
+		struct mshard sp;
+
+		snprintf(sp.file, sizeof(sp.file), "%s", m->split);
+		if (listed_add(&sp, posflow, &v->splits) == -1)
+			goto oom;
+	}
+	return 0;
+oom:
+	pf_warnx("out of memory");
+	return -1;
+}
+
+/* 1 when n, a file of the directory, is named as a shard of a split the
+   manifest lists, and is not listed. */
+static int
+stray_shard(const struct vstate *v, const char *n)
+{
+	if (is_listed(&v->files, n))
+		return 0;
+	for (int i = 0; i < v->splits.n; i++)
+		if (is_split_shard(v->splits.name[i], n))
+			return 1;
+	return 0;
+}
+
+static int
+verify(const char *dir)
+{
+	char path[PATH_MAX];
+	struct vstate v;
+	struct dirent *de;
+	DIR *d;
+	int rv;
+
+	memset(&v, 0, sizeof(v));
+	v.dir = dir;
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	rv = manifest_each(dir, verify_shard, &v);
+	if (rv == -1)
+		pf_warn("%s", path);
+	else if (rv == -2)
+		pf_warnx("%s: not a manifest this tool can read", path);
+	/* a file named as a shard of a listed split, but not listed: left
+	   by something else, and a trainer that globs would read it */
+	if (rv == 0 && (d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (stray_shard(&v, de->d_name)) {
+				pf_warnx("%s/%s: a shard the manifest does "
+				    "not list", dir, de->d_name);
+				rv = -1;
+				break;
+			}
+		closedir(d);
+	}
+	for (int i = 0; i < v.files.n; i++)
+		free(v.files.name[i]);
+	free(v.files.name);
+	for (int i = 0; i < v.splits.n; i++)
+		free(v.splits.name[i]);
+	free(v.splits.name);
+	if (rv != 0)
+		return PF_EXIT_DATA;
 	pf_warnx("%s: %" PRIu64 " shards, %" PRIu64 " records: all good",
-	    dir, nshards, total);
+	    dir, v.nshards, v.total);
 	return PF_EXIT_OK;
-bad:
-	pf_warnx("%s: not a manifest this tool can read", path);
-	free(text);
-	return PF_EXIT_DATA;
 }
 
 static int

@@ -372,6 +372,43 @@ policy() {	# move:quanta-hex ...
 	assert_success
 }
 
+@test "-f replaces the whole set: the old manifest's shards of any split or format go; --verify names a shard the manifest does not list" {
+	pgn2pos "$TESTDATA/lichess_db_10k.pgn" 2>/dev/null |
+		uci-eval -e "$(stockfish_path)" -d 1 2>/dev/null > g.pos
+	shard -o r --split train=0.5,val=0.5 --records-per-shard 50 g.pos 2>/dev/null
+	[ "$(ls r/val-*.pos.zst | wc -l)" -ge 2 ]
+	echo keep > r/notes.txt
+	# another split and another format: nothing of the old set is left
+	run shard -o r -f --split all=1 --format plain g.pos
+	assert_success
+	run ls r
+	assert_output "all-00000.plain
+manifest.json
+notes.txt"
+	run shard --verify r
+	assert_success
+	# back: the plain shard goes too
+	run shard -o r -f --records-per-shard 100 g.pos
+	assert_success
+	run ls r
+	assert_output "manifest.json
+notes.txt
+train-00000.pos.zst
+train-00001.pos.zst
+train-00002.pos.zst"
+	# a file named as a shard of a listed split that the manifest does
+	# not list (a trainer globbing train-* would read it)
+	cp r/train-00000.pos.zst r/train-00007.pos.zst
+	run shard --verify r
+	assert_failure 1
+	assert_output "shard: r/train-00007.pos.zst: a shard the manifest does not list"
+	rm r/train-00007.pos.zst
+	cp r/train-00000.pos.zst r/train-00003.binpack
+	run shard --verify r
+	assert_failure 1
+	assert_output "shard: r/train-00003.binpack: a shard the manifest does not list"
+}
+
 @test "empty, concatenated, damaged input" {
 	"$MKREC" < /dev/null > empty.pos
 	run shard -o e empty.pos
@@ -492,6 +529,18 @@ policy() {	# move:quanta-hex ...
 	run shard --format plain -o pl e.pos
 	assert_success
 	[ "$(grep -c '^e$' pl/train-00000.plain)" -eq 257 ]
+	# --records-per-shard counts the records written, not those skipped;
+	# a shard that would hold none is not written
+	run shard --format plain --records-per-shard 100 -o pk e.pos
+	assert_success
+	run jq -r '[.shards[].records] | @tsv' pk/manifest.json
+	assert_output "$(printf '100\t100\t57')"
+	pgn2pos "$TESTDATA/lichess_db_10k.pgn" -o noeval.pos 2>/dev/null
+	run shard --format binpack -o none noeval.pos
+	assert_success
+	assert_output --partial "262 that binpack cannot hold skipped; 0 shards written to none"
+	run ls none
+	assert_output "manifest.json"
 }
 
 @test "--format with --eval and --move: the evaluation and the move posexport would write" {
