@@ -758,13 +758,13 @@ flush_game(struct run *run, int how, int plies)
 	if (g->n == 0)
 		return;
 	if (how == GAME_UNFINISHED && run->o->require)
-		pf_filter_error(&run->f, g->recs[g->n - 1].recno, "game %" PRIu64
-		    " ends without its last position: no linear reward "
-		    "(--require)", g->id);
+		pf_filter_error(&run->f, g->recs[g->n - 1].recno,
+		    "game %016" PRIx64 " ends without its last position: no "
+		    "linear reward (--require)", g->id);
 	if (how == GAME_TRUNCATED && run->o->require)
-		pf_filter_error(&run->f, g->recs[g->n - 1].recno, "game %" PRIu64
-		    " was cut short (truncated): no linear reward "
-		    "(--require)", g->id);
+		pf_filter_error(&run->f, g->recs[g->n - 1].recno,
+		    "game %016" PRIx64 " was cut short (truncated): no linear "
+		    "reward (--require)", g->id);
 	for (i = 0; i < g->n; i++) {
 		h = &g->recs[i];
 		pf_extbuf_reset(&run->eb);
@@ -867,8 +867,8 @@ process(struct run *run, const pf_record *rec, uint64_t recno)
 	if (g->n > 0 && (rec->game_id != g->id || rec->ply <= g->last_ply))
 		flush_game(run, GAME_UNFINISHED, 0);
 	if (g->n >= (size_t)run->o->max_game_plies) {
-		pf_filter_error(&run->f, recno, "game %" PRIu64 " has more than %d "
-		    "positions (--max-game-plies): no linear reward",
+		pf_filter_error(&run->f, recno, "game %016" PRIx64 " has more "
+		    "than %d positions (--max-game-plies): no linear reward",
 		    rec->game_id, run->o->max_game_plies);
 		flush_game(run, GAME_TOO_LONG, 0);
 		g->overflow = 1;

@@ -1656,11 +1656,11 @@ main(int argc, char **argv)
 		    tail = pf_evalcache_dropped(R.cache) - mid;
 
 		if (mid > 0)
-			pf_warnx("%s: dropped %llu damaged bytes in the "
-			    "middle (the entries around them are kept)",
-			    o.cache_file, mid);
+			pf_warnx("%s: skipped %llu damaged bytes in the "
+			    "middle (they stay in the file; the entries "
+			    "around them are kept)", o.cache_file, mid);
 		if (tail > 0)
-			pf_warnx("%s: dropped a torn tail of %llu bytes",
+			pf_warnx("%s: cut off a torn tail of %llu bytes",
 			    o.cache_file, tail);
 	}
 	memset(&sa, 0, sizeof(sa));

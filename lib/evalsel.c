@@ -48,7 +48,7 @@ pf_evalsel_parse(const char *s, pf_evalsel *sel, char *err, size_t errlen)
 		len = strlen(limits[i].prefix);
 		if (strncmp(s, limits[i].prefix, len) != 0)
 			continue;
-		v = pf_strtonum(s + len, 0, LLONG_MAX, &errstr);
+		v = pf_strtonum(s + len, 1, LLONG_MAX, &errstr);
 		if (errstr != NULL) {
 			snprintf(err, errlen, "limit %s", errstr);
 			return -1;

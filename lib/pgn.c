@@ -349,7 +349,9 @@ skip_line(pf_pgn *p)
 	}
 }
 
-/* Skip whitespace, byte-order marks and % escape lines. */
+/* Skip whitespace, byte-order marks and % escape lines; before the format
+   is known, # lines too (EPD's comments: the first line of text decides,
+   as pf_pgn_sniff decides). */
 static void
 skip_blank(pf_pgn *p)
 {
@@ -368,7 +370,10 @@ skip_blank(pf_pgn *p)
 			p->pos += k;
 		else if (c == '%')
 			skip_line(p);
-		else
+		else if (c == '#' && p->format == PF_PGN_AUTO) {
+			skip_line(p);
+			p->newlines++;
+		} else
 			return;
 	}
 }
@@ -2008,7 +2013,8 @@ pf_pgn_sniff(const char *buf, size_t len, int format, int eof)
 		return PF_PGN_AUTO;
 	s = buf;
 	e = buf + len;
-	/* as pf_pgn_next: past blanks and '%' lines, then the first text */
+	/* as pf_pgn_next: past blanks, '%' and '#' lines, then the first
+	   text */
 	while (s < e) {
 		const char *nl;
 		size_t k;
@@ -2019,7 +2025,7 @@ pf_pgn_sniff(const char *buf, size_t len, int format, int eof)
 		}
 		if (!eof && e - s < 3 && (unsigned char)*s == 0xef)
 			return PF_PGN_AUTO;	/* a mark cut short: wait */
-		if (*s != '%')
+		if (*s != '%' && *s != '#')
 			break;
 		if ((nl = memchr(s, '\n', (size_t)(e - s))) == NULL)
 			return PF_PGN_AUTO;	/* (all blank to the end) */

@@ -427,6 +427,19 @@ pgn2pos: 3 games read, 2 kept (0 truncated), 1 skipped (1 bad tag); 16 positions
 	cmp out1.pos out3.pos
 }
 
+@test "EPD: # comment lines before the first position do not make it PGN; line numbers as with --epd" {
+	printf '# made by hand\n\n# second comment\n%s\nnot a fen\n' \
+	    'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - ce 20;' > c.epd
+	for opt in "" --epd "-j 2"; do
+		run --separate-stderr pgn2pos $opt c.epd -o out.pos
+		assert_success
+		[ "$stderr" = "pgn2pos: c.epd: line 5: invalid FEN \"not a fen\": FEN needs 4 to 6 fields, not 3; line skipped
+pgn2pos: 2 games read, 1 kept (0 truncated), 1 skipped (1 invalid FEN); 1 positions written" ] || fail "$opt: $stderr"
+		run posdump --fields fen,eval out.pos
+		assert_output --partial "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+	done
+}
+
 @test "comments outside games are not games" {
 	printf '{ a file comment }\n; a line comment\n%%escape\n\n[Event "a"]\n\n1. e4 *\n\n{ trailing comment }\n' > c.pgn
 	p2p c.pgn

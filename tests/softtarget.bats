@@ -519,7 +519,7 @@ five_tables() {
 	assert_output "$(printf '%s\n' - - linear:0 linear:-1)"
 	run --separate-stderr softtarget --policy none --value linear --require -o out.pos in.pos
 	assert_failure 1
-	[[ "$stderr" == *"in.pos: record 2: game 7 ends without its last position"* ]]
+	[[ "$stderr" == *"in.pos: record 2: game 0000000000000007 ends without its last position"* ]]
 	run values out.pos
 	assert_output "$(printf '%s\n' - - linear:0 linear:-1)"
 }
@@ -537,7 +537,7 @@ five_tables() {
 	assert_output "$(printf '%s\n' - - linear:0 linear:-1)"
 	run --separate-stderr softtarget --policy none --value linear --require -o out.pos in.pos
 	assert_failure 1
-	[[ "$stderr" == *"in.pos: record 2: game 7 was cut short (truncated)"* ]]
+	[[ "$stderr" == *"in.pos: record 2: game 0000000000000007 was cut short (truncated)"* ]]
 }
 
 @test "linear: --max-game-plies bounds the game held" {
@@ -552,7 +552,7 @@ five_tables() {
 	EOF
 	run --separate-stderr softtarget --value linear --max-game-plies 3 -o out.pos in.pos
 	assert_failure 1
-	[[ "$stderr" == *"in.pos: record 4: game 7 has more than 3 positions"* ]]
+	[[ "$stderr" == *"in.pos: record 4: game 0000000000000007 has more than 3 positions"* ]]
 	run values out.pos
 	assert_output "$(printf '%s\n' - - - - - linear:0 linear:-1)"
 }
@@ -776,6 +776,8 @@ five_tables() {
 	--eval bogus --value tanh
 	--eval depth:x --value tanh
 	--eval depth:-3 --value tanh
+	--eval depth:0 --value tanh
+	--eval nodes:0 --value tanh
 	--max-game-plies 0 --value linear
 	--max-game-plies 10
 	--policy none

@@ -456,7 +456,7 @@ final_tables() {
 	truncate -s -7 c.db
 	run uci-eval -d 5 -j 1 --cache c.db a.pos -o third.pos
 	assert_success
-	assert_output --partial "dropped a torn tail"
+	assert_output --partial "cut off a torn tail"
 	assert_output --partial "1 searched, 1 cache hits"
 	# the entry that survived is the same evaluation; the lost one is redone
 	[ "$(scores third.pos | head -n 1)" = "$(scores first.pos | head -n 1)" ]
@@ -1040,7 +1040,7 @@ flip_byte() {
 	flip_byte c.db 40
 	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o second.pos
 	assert_success
-	assert_output --partial "uci-eval: c.db: dropped"
+	assert_output --partial "uci-eval: c.db: skipped 87 damaged bytes in the middle"
 	assert_output --partial "10 records: 1 searched, 9 cache hits"
 	cmp <(posdump first.pos) <(posdump second.pos)
 	# nothing was cut: the redone entry was appended after the others
@@ -1058,7 +1058,9 @@ flip_byte() {
 	truncate -s -5 c.db
 	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o fourth.pos
 	assert_success
-	assert_output --partial "uci-eval: c.db: dropped"
+	assert_output --partial "uci-eval: c.db: skipped "
+	assert_output --partial "damaged bytes in the middle (they stay in the file; the entries around them are kept)"
+	assert_output --partial "uci-eval: c.db: cut off a torn tail of "
 	assert_output --partial "10 records: 3 searched, 7 cache hits"
 	cmp <(posdump first.pos) <(posdump fourth.pos)
 }
