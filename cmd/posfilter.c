@@ -161,7 +161,7 @@ read_curve(const char *path, double *rate)
 	char line[256], *p, *tok[3], *save;
 	const char *errstr;
 	FILE *fp;
-	int lineno = 0, n, lo, hi, rv = 0;
+	int lineno = 0, n, lo, hi, rv = 0, given[MAX_PIECES + 1] = { 0 };
 	double r;
 
 	for (int i = 0; i <= MAX_PIECES; i++)
@@ -205,8 +205,19 @@ read_curve(const char *path, double *rate)
 			rv = -1;
 			break;
 		}
-		for (int i = lo; i <= hi; i++)
+		for (int i = lo; i <= hi; i++) {
+			if (given[i]) {
+				pf_warnx("--piece-curve %s: line %d: %d pieces "
+				    "given on line %d too", path, lineno, i,
+				    given[i]);
+				rv = -1;
+				break;
+			}
+			given[i] = lineno;
 			rate[i] = r;
+		}
+		if (rv == -1)
+			break;
 	}
 	if (rv == 0 && ferror(fp)) {
 		pf_warn("--piece-curve %s", path);

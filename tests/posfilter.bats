@@ -311,6 +311,11 @@ check_table() {
 		assert_failure 2
 		assert_output --partial "badcurve: line 1"
 	done
+	# a piece count given twice is an error, not the last line winning
+	printf '10-20 0.5\n# comment\n16 0.1\n' > twice
+	run posfilter --piece-curve twice '' p.pos
+	assert_failure 2
+	assert_output --partial "--piece-curve twice: line 3: 16 pieces given on line 1 too"
 	run posfilter --piece-curve /nonexistent '' p.pos
 	assert_failure 2
 	# --early-skip N drops ply <= N (early_fen_skipping)
