@@ -89,7 +89,7 @@ struct run {
 	int dead;		/* no engine left: the rest passes through */
 	/* counters */
 	uint64_t records, judged, candidates, missing, games, unrepaired,
-	    cls[4], rescored, search_ms, eval_ms, failed;
+	    cls[4], rescored, search_ms, eval_ms, failed, single;
 };
 
 static volatile sig_atomic_t got_signal;
@@ -353,13 +353,20 @@ candidate(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 	struct run *R = ctx;
 	const struct opts *o = R->o;
 	pf_eval es, ed;
+	pf_ext xs, xd;
 	pf_repair r;
 	int have_s, have_d, ok_s, ok_d;
 	double qs, qd;
 
 	R->records++;
-	have_s = pf_evalsel_find(&o->shallow, rec, &es);
-	have_d = pf_evalsel_find(&o->deep, rec, &ed);
+	have_s = pf_evalsel_find_ext(&o->shallow, rec, &es, &xs);
+	have_d = pf_evalsel_find_ext(&o->deep, rec, &ed, &xd);
+	if (have_s == -1 || have_d == -1) {
+		pf_filter_error(f, recno, "malformed evaluation; passed "
+		    "through");
+		pf_filter_put(f, rec);
+		return;
+	}
 	if (have_s != 1 || have_d != 1) {
 		if (R->missing++ < 10)
 			pf_filter_error(f, recno, "no %s evaluation%s (make "
@@ -382,6 +389,9 @@ candidate(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 		pf_filter_put(f, rec);
 		return;
 	}
+	/* one evaluation, compared with itself: never a candidate */
+	if (xs.data == xd.data)
+		R->single++;
 	memset(&r, 0, sizeof(r));
 	r.mode = PF_REPAIR_CANDIDATES;
 	r.flags = o->q == Q_WDL ? PF_REPAIRF_WDL : 0;
@@ -831,6 +841,11 @@ summary(struct run *R)
 		    "evaluations", R->records, R->judged, R->candidates,
 		    R->judged ? 100.0 * (double)R->candidates /
 		    (double)R->judged : 0.0, R->missing);
+		if (R->single > 0)
+			pf_warnx("%" PRIu64 " records had one evaluation that "
+			    "--shallow and --deep both chose, compared with "
+			    "itself (make two, e.g. uci-eval -d 1 | uci-eval "
+			    "-d 12)", R->single);
 		return;
 	}
 	pf_warnx("%" PRIu64 " records in %" PRIu64 " games: %" PRIu64

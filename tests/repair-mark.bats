@@ -82,8 +82,18 @@ logistic() {
 	# both written, in order; the first as it came
 	cmp <(posdump --fields game,ply,fen in.pos) <(posdump --fields game,ply,fen out.pos)
 	cmp <(posdump --json in.pos | head -n 1) <(posdump --json out.pos | head -n 1)
-	# the one with an evaluation is judged (shallowest = deepest: Q equal)
+	# the one with an evaluation is judged (shallowest = deepest: Q equal),
+	# and the summary says it was compared with itself
 	posdump --json out.pos | sed -n 2p | grep -q '"candidate":false'
+	assert_output --partial "1 records had one evaluation that --shallow and --deep both chose, compared with itself"
+	# a malformed evaluation is named as such
+	printf '%s\n' 'startpos game=1 ext=2:00' 'startpos game=2 eval=cp:5@depth:3 eval=cp:9@depth:9' |
+	    "$MKREC" > bad.pos
+	run repair-mark bad.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "bad.pos: record 1: malformed evaluation; passed through"
+	refute_output --partial "compared with itself"
+	[ "$(posdump -c out.pos | cut -d' ' -f1)" -eq 2 ]
 }
 
 # The game of the Panda tests: Scholar's mate, Black blundering with 3...Nf6.
