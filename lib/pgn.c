@@ -349,9 +349,7 @@ skip_line(pf_pgn *p)
 	}
 }
 
-/* Skip whitespace, byte-order marks and % escape lines; before the format
-   is known, # lines too (EPD's comments: the first line of text decides,
-   as pf_pgn_sniff decides). */
+/* Skip whitespace, byte-order marks and % escape lines. */
 static void
 skip_blank(pf_pgn *p)
 {
@@ -370,10 +368,7 @@ skip_blank(pf_pgn *p)
 			p->pos += k;
 		else if (c == '%')
 			skip_line(p);
-		else if (c == '#' && p->format == PF_PGN_AUTO) {
-			skip_line(p);
-			p->newlines++;
-		} else
+		else
 			return;
 	}
 }
@@ -1678,6 +1673,67 @@ setup_start(pf_pgn *p)
 	record_position(p, 0);
 }
 
+/*
+ * Past '#' lines (EPD's comments), blanks and '%' lines from s: where the
+ * first line of text starts, or NULL when a '#' line runs to e.
+ */
+static const char *
+first_text(const char *s, const char *e)
+{
+	const char *nl;
+	size_t k;
+
+	while (s < e) {
+		if ((k = blank_len(s, e)) > 0) {
+			s += k;
+			continue;
+		}
+		if (*s != '%' && *s != '#')
+			return s;
+		if ((nl = memchr(s, '\n', (size_t)(e - s))) == NULL)
+			return NULL;
+		s = nl + 1;
+	}
+	return s;
+}
+
+/*
+ * PF_PGN_AUTO: the first line of text decides, read within TAG_WINDOW
+ * bytes whatever the window holds, as pf_pgn_sniff decides for pieces.
+ * The '#' lines looked past are not consumed: EPD skips them, and PGN
+ * reads them as it would with --pgn.
+ */
+static void
+decide_format(pf_pgn *p)
+{
+	const char *q;
+	size_t off = 0, n, had;
+
+	ensure(p, TAG_WINDOW);
+	for (;;) {
+		q = first_text(p->pos + off, p->end);
+		if (q != NULL)
+			off = (size_t)(q - p->pos);
+		n = AVAIL(p) - off;
+		if (q != NULL && (n >= TAG_WINDOW ||
+		    looks_like_fen(q, n) != -1))
+			break;
+		if (p->eof)
+			break;
+		had = AVAIL(p);
+		refill(p, off + TAG_WINDOW);
+		if (AVAIL(p) == had && !p->eof)
+			break;	/* (cannot happen: refill adds or ends) */
+	}
+	if (q == NULL) {	/* only comments */
+		p->format = PF_PGN_PGN;
+		return;
+	}
+	n = AVAIL(p) - off;
+	p->format = looks_like_fen(q, n > TAG_WINDOW ? TAG_WINDOW : n) == 1 ?
+	    PF_PGN_EPD : PF_PGN_PGN;
+}
+
 int
 pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
 {
@@ -1695,14 +1751,8 @@ pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
 			p->done = 1;
 			return p->read_err ? -1 : 0;
 		}
-		if (p->format == PF_PGN_AUTO) {
-			/* the first line decides, read within TAG_WINDOW
-			   bytes whatever the window holds */
-			ensure(p, TAG_WINDOW);
-			p->format = looks_like_fen(p->pos, AVAIL(p) >
-			    TAG_WINDOW ? TAG_WINDOW : AVAIL(p)) == 1 ?
-			    PF_PGN_EPD : PF_PGN_PGN;
-		}
+		if (p->format == PF_PGN_AUTO)
+			decide_format(p);
 		if (p->format == PF_PGN_EPD) {
 			const char *nl;
 
