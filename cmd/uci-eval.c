@@ -128,6 +128,8 @@ struct inflight {
 
 struct run {
 	struct opts *o;
+	pf_evalcache_item *items;	/* release_held's, nitems of them */
+	size_t nitems;
 	const char **files;
 	int nfiles, cur;
 	pf_reader *r;
@@ -786,20 +788,37 @@ hold_entry(struct worker *E, const struct slot *s)
 	return 0;
 }
 
-/* The run of E is done: its held entries go to the cache. */
+/* The run of E is done: its held entries go to the cache, as one group
+   that a crash leaves whole or not at all. */
 static void
 release_held(struct run *R, struct worker *E)
 {
 	const uint8_t *p = E->hold.data, *end = p + E->hold.len;
+	size_t n = 0;
 
 	while (p < end) {
-		uint32_t n = pf_get32(p + PF_EXT_HEADER_SIZE + 8);
+		uint32_t len = pf_get32(p + PF_EXT_HEADER_SIZE + 8);
 
-		if (pf_evalcache_put(R->cache, pf_get64(p +
-		    PF_EXT_HEADER_SIZE), p + PF_EXT_HEADER_SIZE + 12, n) == -1)
-			pf_warnx("%s", pf_evalcache_error(R->cache));
-		p += PF_EXT_HEADER_SIZE + 12 + n;
+		if (n == R->nitems) {
+			size_t cap = R->nitems ? 2 * R->nitems : 64;
+			pf_evalcache_item *a = realloc(R->items,
+			    cap * sizeof(*a));
+
+			if (a == NULL) {
+				pf_warnx("out of memory");
+				R->fatal = 1;
+				return;
+			}
+			R->items = a;
+			R->nitems = cap;
+		}
+		R->items[n].key = pf_get64(p + PF_EXT_HEADER_SIZE);
+		R->items[n].val = p + PF_EXT_HEADER_SIZE + 12;
+		R->items[n++].len = len;
+		p += PF_EXT_HEADER_SIZE + 12 + len;
 	}
+	if (pf_evalcache_put_group(R->cache, R->items, n) == -1)
+		pf_warnx("%s", pf_evalcache_error(R->cache));
 	pf_extbuf_reset(&E->hold);
 }
 
@@ -1757,6 +1776,7 @@ out:
 		free(R.wk[i].tab);
 	}
 	free(R.mix);
+	free(R.items);
 	free(R.win);
 	free(R.hists);
 	free(R.wk);

@@ -26,6 +26,10 @@
 
 static const uint8_t file_magic[4] = { 0x89, 'P', 'F', 'C' };
 static const uint8_t entry_magic[4] = { 'P', 'F', 'C', 'E' };
+static const uint8_t group_magic[4] = { 'P', 'F', 'C', 'G' };
+static const uint8_t inner_magic[4] = { 'P', 'F', 'C', 'I' };
+
+#define GROUP_HEAD	24
 
 typedef struct slot {
 	uint64_t key;		/* 0: empty */
@@ -214,13 +218,14 @@ read_full(int fd, uint8_t *buf, size_t len, uint64_t off)
 }
 
 /*
- * Whether a whole, verified entry starts at off of a file of size bytes:
+ * Whether a whole, verified entry with this magic (entry_magic, or
+ * inner_magic within a group) starts at off of a file of size bytes:
  * 1 (then it is in c->rbuf, its value length in *np and key in *keyp),
  * 0 no, -1 read error or out of memory (errno set).
  */
 static int
-entry_at(pf_evalcache *c, uint64_t off, uint64_t size, uint32_t *np,
-    uint64_t *keyp)
+entry_with(pf_evalcache *c, const uint8_t *magic, uint64_t off,
+    uint64_t size, uint32_t *np, uint64_t *keyp)
 {
 	uint8_t eh[ENTRY_HEAD];
 	uint32_t n;
@@ -232,7 +237,7 @@ entry_at(pf_evalcache *c, uint64_t off, uint64_t size, uint32_t *np,
 	if ((r = read_full(c->fd, eh, ENTRY_HEAD, off)) != 1)
 		return r;
 	n = pf_get32(eh + 4);
-	if (memcmp(eh, entry_magic, 4) != 0 || n > PF_EVALCACHE_VALUE_MAX ||
+	if (memcmp(eh, magic, 4) != 0 || n > PF_EVALCACHE_VALUE_MAX ||
 	    size - off - ENTRY_HEAD - ENTRY_TAIL < n)
 		return 0;
 	total = ENTRY_HEAD + (size_t)n + ENTRY_TAIL;
@@ -254,15 +259,77 @@ entry_at(pf_evalcache *c, uint64_t off, uint64_t size, uint32_t *np,
 	return 1;
 }
 
+static int
+entry_at(pf_evalcache *c, uint64_t off, uint64_t size, uint32_t *np,
+    uint64_t *keyp)
+{
+	return entry_with(c, entry_magic, off, size, np, keyp);
+}
+
 /*
- * The offset of the first verified entry at or after from: 1 and *found,
- * 0 when there is none, -1 read error.
+ * Whether a whole, verified group starts at off: a header (magic, u32
+ * count >= 1, u64 length L, u64 XXH64 of those 16 bytes), then L bytes
+ * of exactly count entries with inner_magic, each verified.  1 (with the
+ * length of the whole group in *lenp and its entries indexed when index),
+ * 0 no, -1 read error or out of memory (errno set).
+ */
+static int
+group_at(pf_evalcache *c, uint64_t off, uint64_t size, uint64_t *lenp,
+    int index)
+{
+	uint8_t gh[GROUP_HEAD];
+	uint64_t len, at, end, key;
+	uint32_t count, k, n;
+	int r;
+
+	if (off > size || size - off < GROUP_HEAD)
+		return 0;
+	if ((r = read_full(c->fd, gh, GROUP_HEAD, off)) != 1)
+		return r;
+	count = pf_get32(gh + 4);
+	len = pf_get64(gh + 8);
+	if (memcmp(gh, group_magic, 4) != 0 || count == 0 ||
+	    XXH64(gh, 16, 0) != pf_get64(gh + 16) ||
+	    len > size - off - GROUP_HEAD)
+		return 0;
+	end = off + GROUP_HEAD + len;
+	/* every entry checked first: a group is taken whole or not at all */
+	for (int pass = 0; pass < 1 + index; pass++) {
+		for (at = off + GROUP_HEAD, k = 0; at < end && k < count;
+		    k++) {
+			if ((r = entry_with(c, inner_magic, at, end, &n,
+			    &key)) != 1)
+				return r;
+			if (pass == 1) {
+				slot *s = insert(c, fix_key(key));
+
+				if (s == NULL)
+					return -1;
+				release_mem(c, s);
+				s->off = at + ENTRY_HEAD;
+				s->len = n;
+				c->loaded++;
+			}
+			at += ENTRY_HEAD + (uint64_t)n + ENTRY_TAIL;
+		}
+		if (at != end || k != count)
+			return 0;
+	}
+	*lenp = GROUP_HEAD + len;
+	return 1;
+}
+
+/*
+ * The offset of the first verified entry or group at or after from: 1 and
+ * *found, 0 when there is none, -1 read error.  (The entries inside a
+ * group have a magic of their own: a damaged group is not found again
+ * entry by entry.)
  */
 static int
 resync(pf_evalcache *c, uint64_t from, uint64_t size, uint64_t *found)
 {
 	uint8_t buf[16384];
-	uint64_t pos = from, key;
+	uint64_t pos = from, key, glen;
 	uint32_t n;
 	int r;
 
@@ -273,10 +340,16 @@ resync(pf_evalcache *c, uint64_t from, uint64_t size, uint64_t *found)
 		if ((r = read_full(c->fd, buf, want, pos)) != 1)
 			return r;
 		for (size_t i = 0; i + 4 <= want; i++) {
-			if (buf[i] != entry_magic[0] ||
-			    memcmp(buf + i, entry_magic, 4) != 0)
+			if (buf[i] != 'P' || buf[i + 1] != 'F' ||
+			    buf[i + 2] != 'C')
 				continue;
-			if ((r = entry_at(c, pos + i, size, &n, &key)) == -1)
+			if (buf[i + 3] == entry_magic[3])
+				r = entry_at(c, pos + i, size, &n, &key);
+			else if (buf[i + 3] == group_magic[3])
+				r = group_at(c, pos + i, size, &glen, 0);
+			else
+				continue;
+			if (r == -1)
 				return -1;
 			if (r == 1) {
 				*found = pos + i;
@@ -362,8 +435,16 @@ pf_evalcache_open(pf_evalcache *c, const char *path)
 	 */
 	off = pf_get32(head + 8);
 	while (off < size) {
+		uint64_t glen;
+
 		if ((r = entry_at(c, off, size, &n, &key)) == -1)
 			goto ioerr;
+		if (r == 0 && (r = group_at(c, off, size, &glen, 1)) != 0) {
+			if (r == -1)
+				goto ioerr;
+			off += glen;
+			continue;
+		}
 		if (r == 1) {
 			slot *s = insert(c, fix_key(key));
 
@@ -416,6 +497,9 @@ pf_evalcache_get(pf_evalcache *c, uint64_t key, pf_extbuf *out)
 	/* The whole entry, checked again: the file may have changed. */
 	errno = 0;
 	r = entry_at(c, s->off - ENTRY_HEAD, c->end, &n, &k);
+	if (r == 0)
+		r = entry_with(c, inner_magic, s->off - ENTRY_HEAD, c->end,
+		    &n, &k);
 	if (r == -1) {
 		snprintf(c->err, sizeof(c->err), "cache read: %s",
 		    strerror(errno ? errno : EIO));
@@ -430,68 +514,77 @@ pf_evalcache_get(pf_evalcache *c, uint64_t key, pf_extbuf *out)
 	    1 : -1;
 }
 
-int
-pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
-    size_t len)
+/*
+ * Append total bytes at e to the file with one write(2) (retried after a
+ * short one).  0; -1 when it failed (disk full, say): the part written is
+ * taken back out, so that no half entry sits in front of later ones, and
+ * nothing more is written to the file in this run (values go to memory).
+ */
+static int
+append(pf_evalcache *c, const uint8_t *e, size_t total)
+{
+	size_t done = 0;
+	ssize_t n = 0;
+
+	while (done < total) {
+		n = write(c->fd, e + done, total - done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	if (done == total)
+		return 0;
+	snprintf(c->err, sizeof(c->err), "cache write: %s; no more results "
+	    "are written to the cache file", n == -1 ? strerror(errno) :
+	    "short write");
+	c->nowrite = 1;
+	if (done > 0 && ftruncate(c->fd, (off_t)c->end) == -1) {
+		size_t l = strlen(c->err);
+
+		snprintf(c->err + l, sizeof(c->err) - l,
+		    " (and cutting the torn entry: %s)", strerror(errno));
+	}
+	return -1;
+}
+
+/* An entry with this magic at e (ENTRY_HEAD + len + ENTRY_TAIL bytes). */
+static void
+entry_fill(uint8_t *e, const uint8_t *magic, uint64_t key,
+    const uint8_t *val, size_t len)
+{
+	memcpy(e, magic, 4);
+	pf_put32(e + 4, (uint32_t)len);
+	pf_put64(e + 8, key);
+	memcpy(e + ENTRY_HEAD, val, len);
+	pf_put64(e + ENTRY_HEAD + len, XXH64(e, ENTRY_HEAD + len, 0));
+}
+
+/* Index a value written at off (the entry's start). */
+static int
+index_file(pf_evalcache *c, uint64_t key, uint64_t off, size_t len)
 {
 	slot *s;
-	int rc = 0;
 
-	key = fix_key(key);
-	if (len > PF_EVALCACHE_VALUE_MAX)
-		return 0;
-	if (c->fd != -1 && !c->nowrite) {
-		size_t total = ENTRY_HEAD + len + ENTRY_TAIL, done = 0;
-		uint8_t *e = malloc(total);
-		ssize_t n = 0;
+	if ((s = insert(c, key)) == NULL)
+		return -1;
+	release_mem(c, s);
+	s->off = off + ENTRY_HEAD;
+	s->len = (uint32_t)len;
+	return 0;
+}
 
-		if (e == NULL)
-			return -1;
-		memcpy(e, entry_magic, 4);
-		pf_put32(e + 4, (uint32_t)len);
-		pf_put64(e + 8, key);
-		memcpy(e + ENTRY_HEAD, val, len);
-		pf_put64(e + ENTRY_HEAD + len, XXH64(e, ENTRY_HEAD + len, 0));
-		while (done < total) {
-			n = write(c->fd, e + done, total - done);
-			if (n == -1 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			done += (size_t)n;
-		}
-		free(e);
-		if (done == total) {
-			if ((s = insert(c, key)) == NULL)
-				return -1;
-			release_mem(c, s);
-			s->off = c->end + ENTRY_HEAD;
-			s->len = (uint32_t)len;
-			c->end += total;
-			return 0;
-		}
-		/*
-		 * Disk full, say: take the part written back out so that no
-		 * half entry sits in front of later ones, and write no more
-		 * to the file in this run; values go to memory instead.
-		 */
-		snprintf(c->err, sizeof(c->err), "cache write: %s; "
-		    "no more results are written to the cache file",
-		    n == -1 ? strerror(errno) : "short write");
-		c->nowrite = 1;
-		if (done > 0 && ftruncate(c->fd, (off_t)c->end) == -1) {
-			size_t l = strlen(c->err);
+/* Store a value in memory, if it fits and the key has none. */
+static int
+put_mem(pf_evalcache *c, uint64_t key, const uint8_t *val, size_t len)
+{
+	slot *s;
 
-			snprintf(c->err + l, sizeof(c->err) - l,
-			    " (and cutting the torn entry: %s)",
-			    strerror(errno));
-		}
-		rc = -1;
-	}
 	if (len + MEM_OVERHEAD > c->mem_limit)
-		return rc;
+		return 0;
 	if ((s = find(c, key)) != NULL)
-		return rc;	/* already there */
+		return 0;	/* already there */
 	evict(c, len + MEM_OVERHEAD);
 	if ((s = insert(c, key)) == NULL)
 		return -1;
@@ -505,6 +598,82 @@ pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
 	memcpy(s->mem, val, len);
 	s->len = (uint32_t)len;
 	c->mem_used += len + MEM_OVERHEAD;
+	return 0;
+}
+
+int
+pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
+    size_t len)
+{
+	int rc = 0;
+
+	key = fix_key(key);
+	if (len > PF_EVALCACHE_VALUE_MAX)
+		return 0;
+	if (c->fd != -1 && !c->nowrite) {
+		size_t total = ENTRY_HEAD + len + ENTRY_TAIL;
+		uint8_t *e = malloc(total);
+
+		if (e == NULL)
+			return -1;
+		entry_fill(e, entry_magic, key, val, len);
+		rc = append(c, e, total);
+		free(e);
+		if (rc == 0) {
+			if (index_file(c, key, c->end, len) == -1)
+				return -1;
+			c->end += total;
+			return 0;
+		}
+	}
+	return put_mem(c, key, val, len) == -1 ? -1 : rc;
+}
+
+int
+pf_evalcache_put_group(pf_evalcache *c, const pf_evalcache_item *items,
+    size_t count)
+{
+	size_t total = GROUP_HEAD, at, i;
+	uint8_t *g;
+	int rc = 0;
+
+	if (count == 1)
+		return pf_evalcache_put(c, items[0].key, items[0].val,
+		    items[0].len);
+	for (i = 0; i < count; i++)
+		if (items[i].len > PF_EVALCACHE_VALUE_MAX)
+			return 0;	/* (as put: such a value is not kept) */
+	if (count > 0 && c->fd != -1 && !c->nowrite) {
+		for (i = 0; i < count; i++)
+			total += ENTRY_HEAD + items[i].len + ENTRY_TAIL;
+		if (count > UINT32_MAX || (g = malloc(total)) == NULL)
+			return -1;
+		memcpy(g, group_magic, 4);
+		pf_put32(g + 4, (uint32_t)count);
+		pf_put64(g + 8, (uint64_t)(total - GROUP_HEAD));
+		pf_put64(g + 16, XXH64(g, 16, 0));
+		for (i = 0, at = GROUP_HEAD; i < count; i++) {
+			entry_fill(g + at, inner_magic, fix_key(items[i].key),
+			    items[i].val, items[i].len);
+			at += ENTRY_HEAD + items[i].len + ENTRY_TAIL;
+		}
+		rc = append(c, g, total);
+		free(g);
+		if (rc == 0) {
+			for (i = 0, at = GROUP_HEAD; i < count; i++) {
+				if (index_file(c, fix_key(items[i].key),
+				    c->end + at, items[i].len) == -1)
+					return -1;
+				at += ENTRY_HEAD + items[i].len + ENTRY_TAIL;
+			}
+			c->end += total;
+			return 0;
+		}
+	}
+	for (i = 0; i < count; i++)
+		if (put_mem(c, fix_key(items[i].key), items[i].val,
+		    items[i].len) == -1)
+			return -1;
 	return rc;
 }
 

@@ -20,11 +20,20 @@
  *     8  u64 key
  *    16  n bytes value (encoded extensions)
  *  16+n  u64 XXH64 (seed 0) of the bytes 0 .. 16+n-1 of this entry
- * Each entry is written with one write(2), so a crash mid-write leaves at
- * most one torn entry at the end.  Opening the file indexes every entry
- * that checks out (magic, length, checksum): damaged bytes in the middle
- * are skipped up to the next entry that checks out (and stay in the file),
- * and only a tail holding no such entry is cut off.  A write that fails
+ *   or groups (the entries of one game, stored all or none), each:
+ *     0  u32 magic 50 46 43 47 ("PFCG")
+ *     4  u32 count c (2 or more)
+ *     8  u64 length L of the entries that follow
+ *    16  u64 XXH64 (seed 0) of the bytes 0 .. 15
+ *    24  L bytes: c entries as above, but with the magic 50 46 43 49
+ *        ("PFCI"), so that one is never taken for an entry of its own
+ * Each entry or group is written with one write(2), so a crash mid-write
+ * leaves at most one torn one at the end.  Opening the file indexes every
+ * entry that checks out (magic, length, checksum), and every group whose
+ * header and every entry check out and fill it exactly (a group that does
+ * not is not read at all): damaged bytes in the middle are skipped up to
+ * the next entry or group that checks out (and stay in the file), and
+ * only a tail holding no such entry or group is cut off.  A write that fails
  * (disk full) is taken back out of the file, and the file is then no
  * longer written in this run.  Every hit read from the file is checked
  * again; one that no longer checks out is a miss.  A later entry for a
@@ -64,6 +73,15 @@ int	pf_evalcache_get(pf_evalcache *c, uint64_t key, pf_extbuf *out);
    after a write error values go to memory). */
 int	pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
 	    size_t len);
+/* Store values that stand or fall together (a game's): in the file as one
+   group, which a crash leaves whole or not at all.  0 / -1 as put. */
+typedef struct pf_evalcache_item {
+	uint64_t key;
+	const uint8_t *val;
+	size_t len;
+} pf_evalcache_item;
+int	pf_evalcache_put_group(pf_evalcache *c, const pf_evalcache_item *items,
+	    size_t count);
 const char *pf_evalcache_error(const pf_evalcache *c);
 uint64_t pf_evalcache_loaded(const pf_evalcache *c);	/* entries from file */
 uint64_t pf_evalcache_dropped(const pf_evalcache *c);	/* bad bytes, all */

@@ -953,6 +953,25 @@ expected_segments() {
 	run uci-eval -d 7 --reproducible --cache c.cache -e "$SF" in.pos -o again.pos
 	assert_output --partial " 0 searched"
 	cmp <(posdump --json ref.pos) <(posdump --json again.pos)
+	# a game's entries are one group, taken whole or not at all: a write
+	# torn anywhere in it (the file cut), or a byte of it damaged, loses
+	# the whole game, which is searched again from its first position
+	grep -q PFCG c.cache
+	size=$(stat -c %s c.cache)
+	for cut in 1 9 300; do
+		cp c.cache t.cache
+		truncate -s $((size - cut)) t.cache
+		run uci-eval -d 7 --reproducible --cache t.cache -e "$SF" in.pos -o t.pos
+		assert_success
+		refute_output --partial " 0 searched"
+		cmp <(posdump --json ref.pos) <(posdump --json t.pos)
+	done
+	cp c.cache t.cache
+	printf '\125' | dd of=t.cache bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+	run uci-eval -d 7 --reproducible --cache t.cache -e "$SF" in.pos -o t.pos
+	assert_success
+	assert_output --partial "damaged bytes in the middle"
+	cmp <(posdump --json ref.pos) <(posdump --json t.pos)
 }
 
 @test "--help, --version" {

@@ -12,9 +12,12 @@
  *     entries) are the reference's;
  *   - every key of an entry that checks out is a hit whose value is that
  *     of the last such entry for the key; other keys miss;
- *   - values put now read back as put, and after closing and opening the
- *     file again every entry, old and new, still does (the damaged tail
- *     cut off at open must not eat the new ones);
+ *   - groups (a game's entries, all or none) are read the same way: a
+ *     group whose header or any entry does not check out is not read;
+ *   - values put now, one by one and as a group, read back as put, and
+ *     after closing and opening the file again every entry, old and new,
+ *     still does (the damaged tail cut off at open must not eat the new
+ *     ones);
  *   - the memory store (no file, a small limit): a hit is always a value
  *     that was put for that key.
  * Keys 0 and 1 are one key in the library (fix_key); the reference does
@@ -41,14 +44,15 @@ fix_key(uint64_t k)
 	return k ? k : 1;
 }
 
-/* Does a whole entry that checks out start at p[off], in n bytes?  Its
-   value length then in *len. */
+/* Does a whole entry with this magic that checks out start at p[off], in
+   n bytes?  Its value length then in *len. */
 static int
-entry_ok(const uint8_t *p, size_t n, size_t off, uint32_t *len)
+entry_magic_ok(const uint8_t *p, size_t n, size_t off, uint32_t *len,
+    const char *magic)
 {
 	uint32_t v;
 
-	if (off > n || n - off < 24 || memcmp(p + off, "PFCE", 4) != 0)
+	if (off > n || n - off < 24 || memcmp(p + off, magic, 4) != 0)
 		return 0;
 	v = pf_get32(p + off + 4);
 	if (v > PF_EVALCACHE_VALUE_MAX || n - off - 24 < v)
@@ -56,6 +60,41 @@ entry_ok(const uint8_t *p, size_t n, size_t off, uint32_t *len)
 	if (XXH64(p + off, 16 + (size_t)v, 0) != pf_get64(p + off + 16 + v))
 		return 0;
 	*len = v;
+	return 1;
+}
+
+static int
+entry_ok(const uint8_t *p, size_t n, size_t off, uint32_t *len)
+{
+	return entry_magic_ok(p, n, off, len, "PFCE");
+}
+
+/* Does a whole group that checks out start at p[off]: a header that
+   checks out, then exactly its count of inner entries that check out,
+   filling its length?  The group's whole length then in *glen. */
+static int
+group_ok(const uint8_t *p, size_t n, size_t off, size_t *glen)
+{
+	uint64_t l;
+	uint32_t count, k, v;
+	size_t at, end;
+
+	if (off > n || n - off < 24 || memcmp(p + off, "PFCG", 4) != 0)
+		return 0;
+	count = pf_get32(p + off + 4);
+	l = pf_get64(p + off + 8);
+	if (count == 0 || XXH64(p + off, 16, 0) != pf_get64(p + off + 16) ||
+	    l > n - off - 24)
+		return 0;
+	end = off + 24 + (size_t)l;
+	for (at = off + 24, k = 0; at < end && k < count; k++) {
+		if (!entry_magic_ok(p, end, at, &v, "PFCI"))
+			return 0;
+		at += 24 + (size_t)v;
+	}
+	if (at != end || k != count)
+		return 0;
+	*glen = 24 + (size_t)l;
 	return 1;
 }
 
@@ -97,7 +136,7 @@ ref_open(struct ref *r, const uint8_t *p, size_t n)
 		return -1;
 	off = pf_get32(p + 8);
 	while (off < n) {
-		size_t next;
+		size_t next, glen, at;
 
 		if (entry_ok(p, n, off, &len)) {
 			ref_set(r, pf_get64(p + off + 8), p + off + 16, len);
@@ -105,8 +144,20 @@ ref_open(struct ref *r, const uint8_t *p, size_t n)
 			off += 24 + (size_t)len;
 			continue;
 		}
+		if (group_ok(p, n, off, &glen)) {
+			for (at = off + 24; at < off + glen;
+			    at += 24 + (size_t)len) {
+				len = pf_get32(p + at + 4);
+				ref_set(r, pf_get64(p + at + 8), p + at + 16,
+				    len);
+				r->loaded++;
+			}
+			off += glen;
+			continue;
+		}
 		for (next = off + 1; next < n; next++)
-			if (entry_ok(p, n, next, &len))
+			if (entry_ok(p, n, next, &len) ||
+			    group_ok(p, n, next, &glen))
 				break;
 		if (next >= n)
 			break;
@@ -150,11 +201,16 @@ fix_entries(uint8_t *p, size_t n)
 	if (n >= 16 && pf_get32(p + 8) >= 16 && pf_get32(p + 8) <= n)
 		off = pf_get32(p + 8);
 	while (off < n && n - off >= 24) {
-		if (memcmp(p + off, "PFCE", 4) == 0 &&
+		if ((memcmp(p + off, "PFCE", 4) == 0 ||
+		    memcmp(p + off, "PFCI", 4) == 0) &&
 		    (v = pf_get32(p + off + 4)) <= n - off - 24) {
 			pf_put64(p + off + 16 + v,
 			    XXH64(p + off, 16 + (size_t)v, 0));
 			off += 24 + (size_t)v;
+		} else if (memcmp(p + off, "PFCG", 4) == 0) {
+			/* the header; its entries follow */
+			pf_put64(p + off + 16, XXH64(p + off, 16, 0));
+			off += 24;
 		} else
 			off++;
 	}
@@ -258,6 +314,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    len - i : 0) == 0);
 		ref_set(&ref, key, file + i, (uint32_t)(len > i ? len - i : 0));
 	}
+	/* A group of two, stored together. */
+	{
+		pf_evalcache_item it[2];
+		size_t len = n < 30 ? n : 30;
+
+		for (i = 0; i < 2; i++) {
+			it[i].key = XXH64(data, size, 10 + i);
+			it[i].val = file + i;
+			it[i].len = len > i ? len - i : 0;
+		}
+		FUZZ_CHECK(pf_evalcache_put_group(c, it, 2) == 0);
+		for (i = 0; i < 2; i++)
+			ref_set(&ref, it[i].key, it[i].val,
+			    (uint32_t)it[i].len);
+	}
 	ref_check(&ref, c);
 	pf_evalcache_free(c);
 
@@ -270,7 +341,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(pread(fuzz_fd, file2, (size_t)end, 0) == end);
 		FUZZ_CHECK(ref_open(&ref2, file2, (size_t)end) == 0);
 		FUZZ_CHECK(ref2.skipped == ref.skipped && ref2.dropped ==
-		    ref.skipped && ref2.loaded == ref.loaded + 3);
+		    ref.skipped && ref2.loaded == ref.loaded + 5);
 	}
 	FUZZ_CHECK((c = pf_evalcache_new(0)) != NULL);
 	FUZZ_CHECK(pf_evalcache_open(c, path) == 0);
