@@ -162,7 +162,7 @@ except ValueError as e:
 	# (stderr apart: torch warns that 9 consumers exceed the 2 cores)
 	run --separate-stderr "$PY" "$TORCHCHECK" epochs "$BATS_FILE_TMPDIR/shards"
 	assert_success
-	assert_output --regexp '^epochs: [0-9]+ records once per epoch over 2 ranks x 2 workers \(3 shards\), and over 3 x 3; epochs differ in order$'
+	assert_output --regexp '^epochs: [0-9]+ records once per epoch over 2 ranks x 2 workers \(3 shards\), and over 3 x 3; epochs differ in order; persistent workers follow set_epoch$'
 }
 
 @test "training: a linear model on the 768 features, fed by ShardDataset, lowers its loss" {

@@ -4,7 +4,7 @@ The reading is done by libposflow.so (the same C code as the tools) through
 ctypes; nothing is compiled at import time.
 
     import posflow
-    for rec in posflow.records("out/train-00000.pfs.zst"):
+    for rec in posflow.records("out/train-00000.pos.zst"):
         print(rec["fen"], rec["result"])          # as posdump --json shows it
     for b in posflow.batches("out/", split="train", batch_size=4096):
         b["features"]      # int32 [n, 32]: ALL-768 indices, -1 padded

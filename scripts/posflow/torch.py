@@ -26,6 +26,8 @@ a DistributedDataParallel job that needs equal counts should use
 drop_last and join() or a fixed number of steps per epoch.
 """
 
+import multiprocessing
+import multiprocessing.context
 import os
 
 import numpy as np
@@ -85,11 +87,32 @@ class ShardDataset(torch.utils.data.IterableDataset):
                              % (self.rank, self.world_size - 1))
         self.options = batch_options
         self.epoch = 0
+        # The epoch in shared memory too: DataLoader workers hold copies
+        # of the dataset, made once with persistent_workers=True, and
+        # read the epoch from here (fork inherits it, spawn passes it).
+        self._shared_epoch = multiprocessing.RawValue("q", 0)
 
     def set_epoch(self, epoch):
         """Use the shard order and mixing of this epoch (call before each
-        epoch, as with DistributedSampler)."""
+        epoch, as with DistributedSampler; persistent_workers=True
+        workers see it too)."""
         self.epoch = int(epoch)
+        if self._shared_epoch is not None:
+            self._shared_epoch.value = self.epoch
+
+    def _current_epoch(self):
+        if self._shared_epoch is not None:
+            return int(self._shared_epoch.value)
+        return self.epoch
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        # shared memory goes only to a process being started (a spawned
+        # worker); any other copy (pickle, deepcopy) keeps the number
+        if multiprocessing.context.get_spawning_popen() is None:
+            state["_shared_epoch"] = None
+            state["epoch"] = self._current_epoch()
+        return state
 
     def _consumer(self):
         info = torch.utils.data.get_worker_info()
@@ -101,7 +124,7 @@ class ShardDataset(torch.utils.data.IterableDataset):
         """(paths, stride, offset) that consumer reads this epoch."""
         order = list(range(len(self.shards)))
         if self.shuffle:
-            rng = np.random.default_rng([self.seed, self.epoch])
+            rng = np.random.default_rng([self.seed, self._current_epoch()])
             order = list(rng.permutation(len(self.shards)))
         paths = [self.shards[i] for i in order]
         if len(paths) >= consumers:
@@ -123,8 +146,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
                     return
                 yield _tensors(b)
             return
-        rng = np.random.default_rng([self.seed, self.epoch, consumer,
-                                     0x5f])
+        rng = np.random.default_rng([self.seed, self._current_epoch(),
+                                     consumer, 0x5f])
         pool = []
         for b in it:
             pool.append(b)

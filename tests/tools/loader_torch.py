@@ -64,9 +64,23 @@ def check_epochs(directory):
     got = epoch_keys(directory, 0, workers=3, ranks=3)
     if sorted(got) != sorted(want):
         fail("9 consumers over %d shards: records lost or repeated" % nshards)
+    # persistent workers keep their copy of the dataset across epochs:
+    # set_epoch reaches them all the same, forked or spawned
+    for ctx in ("fork", "spawn"):
+        ds = ShardDataset(directory, "train", batch_size=50, seed=11,
+                          rank=0, world_size=1)
+        dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2,
+                                         persistent_workers=True,
+                                         multiprocessing_context=ctx)
+        for epoch in (0, 1, 0):
+            ds.set_epoch(epoch)
+            got = [k for b in dl for k in keys_of(b)]
+            if got != epoch_keys(directory, epoch, ranks=1):
+                fail("persistent workers (%s), epoch %d: not the order of "
+                     "fresh workers" % (ctx, epoch))
     print("epochs: %d records once per epoch over 2 ranks x 2 workers "
-          "(%d shards), and over 3 x 3; epochs differ in order"
-          % (len(want), nshards))
+          "(%d shards), and over 3 x 3; epochs differ in order; persistent "
+          "workers follow set_epoch" % (len(want), nshards))
 
 
 def check_train(directory):
