@@ -40,6 +40,12 @@
 # those (change TARGETS, and the evaluations stay; the evaluation caches
 # are kept whatever changes).
 #
+# Settings that cannot work are refused before anything runs: OUT or BIN
+# with blanks, KEEP_DEPTHS other than yes or no, REPAIR other than
+# candidates or panda, COMPLEXITY or REPAIR without DEPTH or NODES,
+# COMPLEXITY without MULTIPV=all KEEP_DEPTHS=yes (or in nodes mode without
+# SHALLOW), REPAIR=candidates without SHALLOW.
+#
 # Variables: GAMES (required), OUT (out), CHUNK (100000), PGN2POS, FILTER,
 # SAMPLE, SEED (1: posfilter, pqr-sample, shard), DEPTH, NODES, SHALLOW,
 # MULTIPV (1),
@@ -91,6 +97,45 @@ tool = $(if $(BIN),$(BIN)/)$(1)
 
 ifeq ($(strip $(GAMES)),)
 $(error posflow.mk: give GAMES='file ...' (see the head of $(SELF)))
+endif
+# Settings checked before anything runs.  make cannot take a name with
+# blanks for a target: OUT and BIN must be one word each.
+ifneq ($(words $(OUT)),1)
+$(error posflow.mk: OUT='$(OUT)': give one directory name, without blanks)
+endif
+ifneq ($(words $(BIN)),$(if $(strip $(BIN)),1,0))
+$(error posflow.mk: BIN='$(BIN)': give one directory name, without blanks)
+endif
+ifeq ($(filter-out yes no,$(KEEP_DEPTHS))$(words $(KEEP_DEPTHS)),1)
+else
+$(error posflow.mk: KEEP_DEPTHS='$(KEEP_DEPTHS)': yes or no)
+endif
+ifneq ($(strip $(REPAIR)),)
+ifeq ($(filter candidates panda,$(REPAIR))$(words $(REPAIR)),$(strip $(REPAIR))1)
+else
+$(error posflow.mk: REPAIR='$(REPAIR)': candidates or panda)
+endif
+endif
+ifneq ($(strip $(COMPLEXITY)$(REPAIR)),)
+ifeq ($(strip $(DEPTH)$(NODES)),)
+$(error posflow.mk: COMPLEXITY and REPAIR need an evaluation: give DEPTH or NODES)
+endif
+endif
+# complexity's depth mode reads every move's score at every depth; its
+# nodes mode and repair-mark's candidates compare two evaluations
+ifneq ($(strip $(COMPLEXITY)),)
+ifneq ($(filter nodes --mode=nodes,$(COMPLEXITY)),)
+ifeq ($(strip $(SHALLOW)),)
+$(error posflow.mk: COMPLEXITY in nodes mode compares two evaluations: give SHALLOW)
+endif
+else ifneq ($(MULTIPV) $(KEEP_DEPTHS),all yes)
+$(error posflow.mk: COMPLEXITY needs MULTIPV=all KEEP_DEPTHS=yes (or --mode nodes with SHALLOW))
+endif
+endif
+ifeq ($(strip $(REPAIR)),candidates)
+ifeq ($(strip $(SHALLOW)),)
+$(error posflow.mk: REPAIR=candidates compares two evaluations: give SHALLOW)
+endif
 endif
 
 # The stages in use, in order.
@@ -247,6 +292,9 @@ shards: $(OUT)/shards/manifest.json
 
 # shard writes its manifest last: without one the directory is not done.
 $(OUT)/shards/manifest.json: $(FINAL)
+	@test -f $(OUT)/chunks/.done || { echo "posflow.mk: the split into" \
+	    "$(OUT)/chunks is not complete: run make (all) or make chunks" \
+	    "first" >&2; exit 1; }
 	@test -n "$(FINAL)" || { echo "posflow.mk: no chunks in" \
 	    "$(OUT)/chunks (no games in GAMES?)" >&2; exit 1; }
 	rm -f $(OUT)/shards/*.pos* $(OUT)/shards/manifest.json

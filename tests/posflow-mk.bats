@@ -161,3 +161,40 @@ setup_file() {
 	assert_failure
 	[ ! -f bad/evaluated/chunk-000000.pos.zst ]
 }
+
+@test "settings that cannot work are refused before anything runs; shards wait for a complete split" {
+	cd "$BATS_FILE_TMPDIR"
+	mk() { make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$TESTDATA/lichess_db_10k.pgn" "$@"; }
+	mkdir -p 'x y' keep && echo precious > keep/file
+	while IFS='|' read -r setting message; do
+		run mk OUT=bs $setting
+		assert_failure
+		assert_output --partial "posflow.mk: $message"
+		[ ! -e bs ] || fail "$setting: wrote bs"
+	done <<-'EOF'
+	KEEP_DEPTHS=maybe|KEEP_DEPTHS='maybe': yes or no
+	REPAIR=fix DEPTH=2|REPAIR='fix': candidates or panda
+	REPAIR=panda|COMPLEXITY and REPAIR need an evaluation: give DEPTH or NODES
+	COMPLEXITY=yes DEPTH=2|COMPLEXITY needs MULTIPV=all KEEP_DEPTHS=yes
+	COMPLEXITY=--mode=nodes DEPTH=2|COMPLEXITY in nodes mode compares two evaluations: give SHALLOW
+	REPAIR=candidates DEPTH=2|REPAIR=candidates compares two evaluations: give SHALLOW
+	EOF
+	# a name with a blank: refused, nothing written in either word's place
+	run mk OUT='keep x y'
+	assert_failure
+	assert_output --partial "OUT='keep x y': give one directory name, without blanks"
+	run mk OUT='keep x y' clean
+	assert_failure
+	[ "$(cat keep/file)" = precious ]
+	# the shards of a split cut short (its chunks partly there, no .done)
+	mk OUT=part CHUNK=2 chunks
+	rm part/chunks/.done part/chunks/chunk-000002.pos.zst
+	run mk OUT=part CHUNK=2 shards
+	assert_failure
+	assert_output --partial "the split into part/chunks is not complete"
+	[ ! -e part/shards/manifest.json ]
+	# make (all) finishes the split, then the shards hold every game
+	run mk OUT=part CHUNK=2
+	assert_success
+	[ "$(jq .records_in part/shards/manifest.json)" -eq "$(pgn2pos "$TESTDATA/lichess_db_10k.pgn" 2>/dev/null | posdump -c | cut -d' ' -f1)" ]
+}
