@@ -1877,6 +1877,73 @@ static int do_group(struct run *R, struct out *outs, int s0, int s1,
     int level, uint64_t id, const struct tmpfile *tf);
 
 /*
+ * Positions seen while a group is re-scattered, exactly (key and packed
+ * position), in a table of a fixed size: twins found there are dropped
+ * before they reach a sub-bucket.  A position re-scatters to one
+ * sub-bucket with all its twins, so without this a position with more
+ * twins than the memory holds (every game's first positions) would be
+ * loaded whole however deep the re-scattering went.  When the table is
+ * full, new positions pass unchecked: pass 2 drops their twins as ever.
+ */
+struct twin {
+	uint64_t key;		/* 0: empty */
+	uint8_t pos[POS_KEY_LEN];
+};
+
+struct twins {
+	struct twin *t;
+	uint64_t mask, used;
+	int full;		/* a position was not added: no room */
+};
+
+static int
+twins_init(struct twins *w, uint64_t bytes)
+{
+	uint64_t n = 1024;
+
+	while (n * 2 * sizeof(struct twin) <= bytes)
+		n *= 2;
+	w->mask = n - 1;
+	w->used = 0;
+	w->full = 0;
+	if ((w->t = calloc((size_t)n, sizeof(*w->t))) == NULL) {
+		pf_warn("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+twins_clear(struct twins *w)
+{
+	memset(w->t, 0, (size_t)(w->mask + 1) * sizeof(*w->t));
+	w->used = 0;
+	w->full = 0;
+}
+
+/* 1 when pos (key k) is in w; else 0, and it is added if add and there
+   is room (the table at most half full). */
+static int
+twins_find(struct twins *w, uint64_t k, const uint8_t *pos, int add)
+{
+	uint64_t i;
+
+	k = k ? k : 1;
+	for (i = (k ^ (k >> 29)) & w->mask; w->t[i].key != 0;
+	    i = (i + 1) & w->mask)
+		if (w->t[i].key == k && memcmp(w->t[i].pos, pos,
+		    POS_KEY_LEN) == 0)
+			return 1;
+	if (add && w->used < (w->mask + 1) / 2) {
+		w->t[i].key = k;
+		memcpy(w->t[i].pos, pos, POS_KEY_LEN);
+		w->used++;
+	} else if (add)
+		w->full = 1;
+	return 0;
+}
+
+/*
  * Scatter every file of a group too large to load into nsub sub-buckets
  * (by position when positions are compared, so that sub-group i of every
  * split holds the same positions), then do each sub-group.
@@ -1890,10 +1957,21 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 	struct tmpfile (*sub)[MAX_BUCKETS] = NULL, one[MAX_SPLITS];
 	struct bucket *w = NULL;
 	struct tmpreader tr;
+	struct twins own = { NULL, 0, 0, 0 }, first = { NULL, 0, 0, 0 };
 	char path[PATH_MAX];
 	const uint8_t *p;
 	uint32_t len;
 	size_t cap;
+	/* twins are dropped now (--dedup first: the first is kept, and the
+	   records of a bucket are in input order), and with --dedup-across
+	   the positions of the first split from the others */
+	int drop_twins = o->dedup == DEDUP_FIRST, across = s1 - s0 > 1;
+	/* --dedup-across alone: the first split's twins are all kept, so
+	   they cannot be dropped; when its positions all fit the table, the
+	   others are filtered here completely, and every split is then
+	   scattered at random (a position's twins spread, as without
+	   --dedup) */
+	int randomly = 0;
 	int s, rv, ret = -1;
 
 	if (nsub > MAX_BUCKETS)
@@ -1910,11 +1988,34 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 	}
 	for (i = 0; i < nsub; i++)
 		w[i].fd = -1;
+	if ((drop_twins && twins_init(&own, o->memory / 8) == -1) ||
+	    (across && twins_init(&first, o->memory / 8) == -1))
+		goto out;
+	if (across && o->dedup == DEDUP_NONE && R->hashed && tf[s0].count) {
+		bucket_path(path, sizeof(path), o->dir, s0, level, id);
+		if (tmpreader_open(&tr, path, &tf[s0], READ_CHUNK <
+		    o->memory / 4 ? READ_CHUNK : (size_t)(o->memory / 4)) ==
+		    -1) {
+			tmpreader_close(&tr);
+			goto out;
+		}
+		while (!first.full && (rv = tmpreader_next(&tr, &p,
+		    &len)) == 1)
+			(void)twins_find(&first, pos_key(R, p + 4), p + 4, 1);
+		tmpreader_close(&tr);
+		if (!first.full && rv == -1)
+			goto out;
+		randomly = !first.full;
+		if (!randomly)
+			twins_clear(&first);
+	}
 	for (s = s0; s < s1; s++) {
 		uint64_t k, idx = 0;
 
 		if (tf[s].count == 0)
 			continue;
+		if (drop_twins)
+			twins_clear(&own);
 		for (i = 0; i < nsub; i++)
 			/* unique per level: i + 1 is 1 .. MAX_BUCKETS */
 			bucket_init(&w[i], s, level + 1, id *
@@ -1927,9 +2028,25 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 			goto out;
 		}
 		while ((rv = tmpreader_next(&tr, &p, &len)) == 1) {
-			k = R->hashed ? remix(pos_key(R, p + 4),
-			    (uint64_t)level + 1) :
-			    mix64(idx, (uint64_t)level, id, o->seed);
+			uint64_t pk = R->hashed ? pos_key(R, p + 4) : 0;
+
+			if (R->hashed && (drop_twins || across)) {
+				if (across && s > s0 && twins_find(&first,
+				    pk, p + 4, 0)) {
+					outs[s].across++;
+					continue;
+				}
+				if (drop_twins && twins_find(&own, pk, p + 4,
+				    1)) {
+					outs[s].dropped++;
+					continue;
+				}
+				if (across && s == s0 && !randomly)
+					(void)twins_find(&first, pk, p + 4, 1);
+			}
+			k = R->hashed && !randomly ? remix(pk,
+			    (uint64_t)level + 1) : mix64(idx, (uint64_t)level,
+			    id, o->seed);
 			idx++;
 			if (bucket_put(R, &w[fastrange(k, nsub)], NULL, p,
 			    len) == -1) {
@@ -1947,6 +2064,9 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 	}
 	free(w);
 	w = NULL;
+	free(own.t);
+	free(first.t);
+	own.t = first.t = NULL;
 	for (i = 0; i < nsub; i++) {
 		memset(one, 0, sizeof(one));
 		for (s = s0; s < s1; s++)
@@ -1962,6 +2082,8 @@ out:
 			bucket_free(&w[i]);
 	free(w);
 	free(sub);
+	free(own.t);
+	free(first.t);
 	return ret;
 }
 

@@ -135,6 +135,34 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	    "$(jq '[.shards[].records] | add' m2/manifest.json)" ]
 }
 
+@test "a position with more twins than --memory holds (every game's first one): --dedup and --dedup-across stay within it" {
+	if ldd "$BUILD_DIR/bin/shard" | grep -q libasan; then
+		skip "resident set not measurable under AddressSanitizer"
+	fi
+	games
+	posfilter 'ply == 0' g.pos -o start.pos 2>/dev/null
+	# 47 start positions of as many games, 4000 times: 188,000 twins
+	# (about 10 MB of records) against --memory 1M
+	for i in $(seq 4000); do cat start.pos; done > twins.pos
+	[ "$(posdump -c twins.pos | cut -d' ' -f1)" -eq 188000 ]
+	for opt in --dedup "--dedup-across --split train=0.5,val=0.5" \
+	    "--dedup --dedup-across --split train=0.5,val=0.5"; do
+		rm -rf t
+		rss=$(max_rss shard -o t --memory 1M $opt twins.pos)
+		[ "$rss" -lt $((1024 + 12 * 1024)) ] || fail "$opt: max RSS $rss KiB"
+		# the same shards as with memory enough to hold them all
+		rm -rf u
+		shard -o u --memory 256M $opt twins.pos 2>/dev/null
+		[ "$(jq -c '.counts' t/manifest.json)" = "$(jq -c '.counts' u/manifest.json)" ] ||
+			fail "$opt: $(jq -c .counts t/manifest.json) against $(jq -c .counts u/manifest.json)"
+		cmp <(keys t/*.pos.zst) <(keys u/*.pos.zst)
+	done
+	# --dedup keeps the first: the record of the first game
+	shard -o f --memory 1M --dedup twins.pos 2>/dev/null
+	run posdump --fields game f/train-00000.pos.zst
+	assert_output "$(posdump --fields game start.pos | head -n 1)"
+}
+
 @test "--shards n: n shards per split of even size" {
 	games
 	run shard -o n --shards 4 g.pos
