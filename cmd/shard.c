@@ -1943,6 +1943,23 @@ twins_find(struct twins *w, uint64_t k, const uint8_t *pos, int add)
 	return 0;
 }
 
+/* Open split s's file of bucket id at level for reading; 0 / -1. */
+static int
+bucket_reader(struct run *R, struct tmpreader *tr, int s, int level,
+    uint64_t id, const struct tmpfile *t)
+{
+	char path[PATH_MAX];
+	uint64_t quarter = R->o->memory / 4;
+
+	bucket_path(path, sizeof(path), R->o->dir, s, level, id);
+	if (tmpreader_open(tr, path, t, READ_CHUNK < quarter ? READ_CHUNK :
+	    (size_t)quarter) == -1) {
+		tmpreader_close(tr);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Scatter every file of a group too large to load into nsub sub-buckets
  * (by position when positions are compared, so that sub-group i of every
@@ -1992,13 +2009,8 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 	    (across && twins_init(&first, o->memory / 8) == -1))
 		goto out;
 	if (across && o->dedup == DEDUP_NONE && R->hashed && tf[s0].count) {
-		bucket_path(path, sizeof(path), o->dir, s0, level, id);
-		if (tmpreader_open(&tr, path, &tf[s0], READ_CHUNK <
-		    o->memory / 4 ? READ_CHUNK : (size_t)(o->memory / 4)) ==
-		    -1) {
-			tmpreader_close(&tr);
+		if (bucket_reader(R, &tr, s0, level, id, &tf[s0]) == -1)
 			goto out;
-		}
 		while (!first.full && (rv = tmpreader_next(&tr, &p,
 		    &len)) == 1)
 			(void)twins_find(&first, pos_key(R, p + 4), p + 4, 1);
@@ -2020,13 +2032,8 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 			/* unique per level: i + 1 is 1 .. MAX_BUCKETS */
 			bucket_init(&w[i], s, level + 1, id *
 			    (MAX_BUCKETS + 1) + i + 1, cap);
-		bucket_path(path, sizeof(path), o->dir, s, level, id);
-		if (tmpreader_open(&tr, path, &tf[s], READ_CHUNK <
-		    o->memory / 4 ? READ_CHUNK : (size_t)(o->memory / 4)) ==
-		    -1) {
-			tmpreader_close(&tr);
+		if (bucket_reader(R, &tr, s, level, id, &tf[s]) == -1)
 			goto out;
-		}
 		while ((rv = tmpreader_next(&tr, &p, &len)) == 1) {
 			uint64_t pk = R->hashed ? pos_key(R, p + 4) : 0;
 
@@ -2060,6 +2067,7 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 		for (i = 0; i < nsub; i++)
 			if (bucket_finish(R, &w[i], &sub[s][i]) == -1)
 				goto out;
+		bucket_path(path, sizeof(path), o->dir, s, level, id);
 		unlink(path);
 	}
 	free(w);
