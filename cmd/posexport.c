@@ -38,6 +38,7 @@ struct opts {
 struct run {
 	const struct opts *o;
 	pf_export *x;
+	pf_filter *f;
 	uint64_t records, no_eval, no_move, no_policy, invalid, unfit;
 };
 
@@ -54,6 +55,25 @@ static void
 usage(void)
 {
 	fputs(synopsis, stderr);
+}
+
+/* The input waits: what is held goes out (posflow(7): a stage passes
+   records on as soon as it has them). */
+static int
+idle(void *arg)
+{
+	struct run *R = arg;
+
+	if (pf_export_idle(R->x) == -1) {
+		if (errno != EPIPE) {
+			pf_warnx("%s", pf_export_error(R->x));
+			R->f->status = PF_EXIT_DATA;
+			R->f->write_failed = 1;
+		}
+		R->f->stop = 1;
+		return -1;
+	}
+	return 0;
 }
 
 static void
@@ -349,6 +369,9 @@ main(int argc, char **argv)
 		f.write_failed = 1;
 		return pf_filter_close(&f);
 	}
+	R.f = &f;
+	f.idle = idle;
+	f.idle_arg = &R;
 	for (i = 0; (i == 0 || i < argc) && !f.stop; i++)
 		pf_filter_file(&f, argc ? argv[i] : "-", put, &R);
 	if (!f.stop && pf_export_close(R.x) == -1 && errno != EPIPE) {

@@ -284,7 +284,7 @@ viri_end(pf_export *x)
 }
 
 static int
-viri_put(pf_export *x, const pf_record *rec, int *why)
+viri_add(pf_export *x, const pf_record *rec, int *why)
 {
 	pf_sfentry e;
 
@@ -303,6 +303,17 @@ viri_put(pf_export *x, const pf_record *rec, int *why)
 		}
 	}
 	return 1;
+}
+
+/* As lc0_put: a game ends at its last record. */
+static int
+viri_put(pf_export *x, const pf_record *rec, int *why)
+{
+	int r = viri_add(x, rec, why);
+
+	if (r != -1 && (rec->flags & PF_RF_LAST) && viri_end(x) == -1)
+		return -1;
+	return r;
 }
 
 static int
@@ -503,7 +514,7 @@ lc0_flush(pf_export *x)
 }
 
 static int
-lc0_put(pf_export *x, const pf_record *rec, int *why)
+lc0_add(pf_export *x, const pf_record *rec, int *why)
 {
 	pf_sfentry e;
 	pf_policy *pol = NULL;
@@ -593,6 +604,19 @@ lc0_put(pf_export *x, const pf_record *rec, int *why)
 	g->v.orig_q = g->v.orig_d = g->v.orig_m = NAN;
 	x->ngame++;
 	return 1;
+}
+
+/* A record flagged last ends its game: the chunk is written now, not
+   when the next game begins, so that it flows from a waiting pipe. */
+static int
+lc0_put(pf_export *x, const pf_record *rec, int *why)
+{
+	int r = lc0_add(x, rec, why);
+
+	if (r != -1 && (rec->flags & PF_RF_LAST) && x->ngame > 0 &&
+	    rec->game_id == x->game_id && lc0_flush(x) == -1)
+		return -1;
+	return r;
 }
 
 static int
@@ -743,6 +767,26 @@ pf_export_free(pf_export *x)
 	free(x->dir);
 	free(x->name);
 	free(x);
+}
+
+int
+pf_export_idle(pf_export *x)
+{
+	int i;
+
+	if (strcmp(x->fmt->name, "binpack") == 0 ||
+	    strcmp(x->fmt->name, "lc0") == 0)
+		return 0;	/* chunks go out whole */
+	if (strcmp(x->fmt->name, "npy") == 0) {
+		if (npy_flush(x) == -1)
+			return -1;
+		for (i = 0; i < x->narrays; i++)
+			if (pf_npy_flush(x->arrays[i].f) == -1)
+				return fail(x, "%s",
+				    pf_npy_error(x->arrays[i].f));
+		return 0;
+	}
+	return out_flush(x);
 }
 
 const char *

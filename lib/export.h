@@ -56,6 +56,11 @@ int		 pf_export_best_move(const char *format);
 /* The value of pf_export_opts.best_move the words "played" (0) and "best"
    (1) name; -1 for anything else. */
 int		 pf_export_move_word(const char *word);
+/*
+ * The input waits: hand on what is held (the entries and rows buffered);
+ * binpack's and lc0's chunks go out whole, when complete.  0 / -1.
+ */
+int		 pf_export_idle(pf_export *x);
 /* A file name suffix for a stream format (".binpack", ...). */
 const char	*pf_export_suffix(const char *format);
 /*

@@ -133,8 +133,12 @@ pf_filter_file(pf_filter *f, const char *path, pf_filter_fn fn, void *ctx)
 		return;
 	}
 	pf_reader_set_flush(r, f->w);
+	if (f->idle != NULL)
+		pf_reader_set_idle(r, f->idle, f->idle_arg);
 	while (!f->stop && (rv = pf_reader_next(r, &rec)) != 0) {
 		if (rv < 0) {
+			if (f->stop)
+				break;	/* the idle hook stopped it */
 			pf_warnx("%s", pf_reader_error(r));
 			f->status = PF_EXIT_DATA;
 			continue;

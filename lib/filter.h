@@ -24,6 +24,10 @@ typedef struct pf_filter {
 	int status;		/* PF_EXIT_OK or PF_EXIT_DATA */
 	int stop;		/* output gone: read no further */
 	int write_failed;
+	/* before a read that would block (pf_reader_set_idle); setting
+	   stop and returning -1 ends the input quietly */
+	int (*idle)(void *);
+	void *idle_arg;
 } pf_filter;
 
 /*

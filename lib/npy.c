@@ -114,6 +114,17 @@ pf_npy_append(pf_npy *f, const void *rows, size_t n)
 }
 
 int
+pf_npy_flush(pf_npy *f)
+{
+	if (fflush(f->fp) == EOF) {
+		snprintf(f->err, sizeof(f->err), "%s: %s", f->path,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
 pf_npy_close(pf_npy *f, char *err, size_t errlen)
 {
 	unsigned char h[PF_NPY_HEADER];

@@ -31,6 +31,8 @@ pf_npy		*pf_npy_create(const char *path, const char *descr, size_t size,
 		    int ntail, const uint32_t *tail);
 /* Append n rows (n * row size bytes, in the host's byte order). 0 / -1. */
 int		 pf_npy_append(pf_npy *f, const void *rows, size_t n);
+/* Hand the rows appended so far to the file.  0 / -1. */
+int		 pf_npy_flush(pf_npy *f);
 /* Write the final header, flush and close.  0 / -1.  Frees f. */
 int		 pf_npy_close(pf_npy *f, char *err, size_t errlen);
 /* Close and remove the file (a failed run).  Frees f. */

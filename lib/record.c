@@ -162,6 +162,8 @@ struct pf_reader {
 	uint64_t cut_off;	/* where it ends */
 
 	struct pf_writer *flush;
+	int (*idle)(void *);
+	void *idle_arg;
 };
 
 static void
@@ -245,6 +247,13 @@ pf_reader_set_flush(pf_reader *r, struct pf_writer *w)
 	r->flush = w;
 }
 
+void
+pf_reader_set_idle(pf_reader *r, int (*fn)(void *), void *arg)
+{
+	r->idle = fn;
+	r->idle_arg = arg;
+}
+
 const char *
 pf_reader_error(const pf_reader *r)
 {
@@ -307,11 +316,19 @@ read_raw(pf_reader *r, uint8_t *p, size_t n)
 {
 	ssize_t got;
 
-	if (r->flush != NULL && pf_writer_pending(r->flush) > 0) {
+	if ((r->flush != NULL && pf_writer_pending(r->flush) > 0) ||
+	    r->idle != NULL) {
 		struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
 
-		if (poll(&pfd, 1, 0) == 0)
-			(void)pf_writer_flush(r->flush);
+		if (poll(&pfd, 1, 0) == 0) {
+			if (r->flush != NULL)
+				(void)pf_writer_flush(r->flush);
+			if (r->idle != NULL && r->idle(r->idle_arg) == -1) {
+				snprintf(r->ioerr, sizeof(r->ioerr),
+				    "interrupted");
+				return -1;
+			}
+		}
 	}
 	for (;;) {
 		got = read(r->fd, p, n);

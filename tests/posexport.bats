@@ -364,3 +364,39 @@ e"
 	assert_failure 1
 	assert_output --partial "refusing to write binary output to a terminal"
 }
+
+@test "what is written flows while the input waits: entries, npy rows, a game's lc0 chunk at its last record; binpack's chunks whole" {
+	# the first game of the bundled sample, evaluated with a policy
+	posdump --json "$BATS_FILE_TMPDIR/rich.pos" | head -n 1 | jq -r .game > g1
+	posfilter "game == 0x$(cat g1)" "$BATS_FILE_TMPDIR/rich.pos" -o one.pos 2>/dev/null
+	n=$(posdump -c one.pos | cut -d' ' -f1)
+	[ "$n" -gt 10 ]
+	for fmt in plain bin marlinformat viriformat npy lc0 binpack; do
+		rm -rf out in.fifo
+		mkfifo in.fifo
+		case $fmt in npy | lc0) o=out ;; *) o=out.$fmt ;; esac
+		posexport -F $fmt -o $o < in.fifo 2>/dev/null &
+		pid=$!
+		exec 7> in.fifo
+		cat one.pos >&7
+		case $fmt in
+		npy)	size=$(size_after out/ply.npy 128) ;;
+		lc0)	for _ in $(seq 100); do
+				[ -n "$(ls out 2>/dev/null)" ] && break
+				sleep 0.1
+			done
+			size=$(ls out | wc -l) ;;
+		binpack) size=0 ;;	# its chunk goes out whole, at the end
+		*)	size=$(size_after $o 0) ;;
+		esac
+		exec 7>&-
+		wait "$pid"
+		case $fmt in
+		npy)	[ "$size" -gt 128 ] || fail "npy: no row while the input was open" ;;
+		lc0)	[ "$size" -eq 1 ] || fail "lc0: no chunk while the input was open" ;;
+		binpack) cmp $o <(posexport -F binpack one.pos 2>/dev/null) ;;
+		*)	[ "$size" -eq "$(stat -c %s $o)" ] ||
+				fail "$fmt: $size of $(stat -c %s $o) bytes while the input was open" ;;
+		esac
+	done
+}
