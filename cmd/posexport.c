@@ -60,10 +60,11 @@ usage(void)
 /* The input waits: what is held goes out (posflow(7): a stage passes
    records on as soon as it has them). */
 static int
-idle(void *arg)
+idle(void *arg, int fd)
 {
 	struct run *R = arg;
 
+	(void)fd;
 	if (pf_export_idle(R->x) == -1) {
 		if (errno != EPIPE) {
 			pf_warnx("%s", pf_export_error(R->x));

@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -648,9 +649,10 @@ give_up(struct run *R)
 	}
 }
 
-/* Give waiting games idle engines; take finished searches. */
+/* Give waiting games idle engines; take finished searches (waiting at
+   most wait_ms, and for extra too when not NULL). */
 static void
-pump(struct run *R, int wait_ms)
+pump_with(struct run *R, int wait_ms, struct pollfd *extra)
 {
 	pf_pool_event ev;
 	pf_pool_job job;
@@ -685,7 +687,7 @@ pump(struct run *R, int wait_ms)
 	}
 	if (R->dead)
 		return;
-	if (pf_pool_poll(R->pool, NULL, 0, wait_ms) == -1) {
+	if (pf_pool_poll(R->pool, extra, extra != NULL, wait_ms) == -1) {
 		pf_warn("poll");
 		R->f.status = PF_EXIT_DATA;
 		R->f.stop = 1;
@@ -727,6 +729,12 @@ pump(struct run *R, int wait_ms)
 	}
 }
 
+static void
+pump(struct run *R, int wait_ms)
+{
+	pump_with(R, wait_ms, NULL);
+}
+
 /* Write the finished games at the head of the queue, in input order. */
 static void
 write_games(struct run *R)
@@ -754,6 +762,38 @@ write_games(struct run *R)
 		game_reset(g);
 		R->qhead = (R->qhead + 1) % R->qcap;
 		R->qn--;
+	}
+}
+
+/*
+ * The input waits (a pipe from a slow stage): go on with the searches,
+ * writing each game as it is finished, until the input has more; a
+ * signal ends the wait.  The reader's idle hook.
+ */
+static int
+panda_idle(void *arg, int fd)
+{
+	struct run *R = arg;
+	struct pollfd in;
+
+	for (;;) {
+		if (got_signal || R->f.stop) {
+			R->f.stop = 1;	/* ends the input quietly */
+			return -1;
+		}
+		write_games(R);
+		if (R->f.w != NULL && pf_writer_pending(R->f.w) > 0)
+			(void)pf_writer_flush(R->f.w);
+		in.fd = fd;
+		in.events = POLLIN;
+		in.revents = 0;
+		if (R->dead) {
+			if (poll(&in, 1, 1000) == -1 && errno != EINTR)
+				return 0;
+		} else
+			pump_with(R, 1000, &in);
+		if (in.revents != 0)
+			return 0;
 	}
 }
 
@@ -895,6 +935,8 @@ main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		R.qcap = 2 * o.pool.jobs + 2;
+		R.f.idle = panda_idle;
+		R.f.idle_arg = &R;
 		if ((R.q = calloc((size_t)R.qcap, sizeof(*R.q))) == NULL ||
 		    (R.pool = pf_pool_new(&o.pool)) == NULL) {
 			pf_warn("malloc");

@@ -26,7 +26,7 @@ typedef struct pf_filter {
 	int write_failed;
 	/* before a read that would block (pf_reader_set_idle); setting
 	   stop and returning -1 ends the input quietly */
-	int (*idle)(void *);
+	int (*idle)(void *, int);
 	void *idle_arg;
 } pf_filter;
 

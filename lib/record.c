@@ -162,7 +162,7 @@ struct pf_reader {
 	uint64_t cut_off;	/* where it ends */
 
 	struct pf_writer *flush;
-	int (*idle)(void *);
+	int (*idle)(void *, int);
 	void *idle_arg;
 };
 
@@ -248,7 +248,7 @@ pf_reader_set_flush(pf_reader *r, struct pf_writer *w)
 }
 
 void
-pf_reader_set_idle(pf_reader *r, int (*fn)(void *), void *arg)
+pf_reader_set_idle(pf_reader *r, int (*fn)(void *, int), void *arg)
 {
 	r->idle = fn;
 	r->idle_arg = arg;
@@ -323,7 +323,8 @@ read_raw(pf_reader *r, uint8_t *p, size_t n)
 		if (poll(&pfd, 1, 0) == 0) {
 			if (r->flush != NULL)
 				(void)pf_writer_flush(r->flush);
-			if (r->idle != NULL && r->idle(r->idle_arg) == -1) {
+			if (r->idle != NULL && r->idle(r->idle_arg, r->fd) ==
+			    -1) {
 				snprintf(r->ioerr, sizeof(r->ioerr),
 				    "interrupted");
 				return -1;

@@ -153,13 +153,14 @@ int		 pf_reader_buffered(const pf_reader *r);
 struct pf_writer;
 void		 pf_reader_set_flush(pf_reader *r, struct pf_writer *w);
 /*
- * fn(arg) runs before a read that would block (the input has nothing at
- * hand): a tool hands on what it holds, or waits on other work too (its
- * engines) until the input has more.  fn returns 0 to go on reading, or
+ * fn(arg, fd) runs before a read of fd that would block (the input has
+ * nothing at hand): a tool hands on what it holds, or waits on other work
+ * too (its engines) until fd has more.  fn returns 0 to go on reading, or
  * -1 to stop: pf_reader_next then returns -1 with the error
  * "interrupted".
  */
-void		 pf_reader_set_idle(pf_reader *r, int (*fn)(void *), void *arg);
+void		 pf_reader_set_idle(pf_reader *r, int (*fn)(void *, int),
+		    void *arg);
 void		 pf_reader_free(pf_reader *r);
 
 /* ---- writing ---------------------------------------------------------- */

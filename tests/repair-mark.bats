@@ -299,3 +299,38 @@ scholar() {
 	--bogus -f
 	EOF
 }
+
+@test "panda: finished games are written while the input waits, and a signal ends the wait" {
+	pgn2pos "$TESTDATA/lichess_db_10k.pgn" 2>/dev/null | uci-eval -d 1 -j 1 2>/dev/null > ev.pos
+	n=$(posdump -c ev.pos | cut -d' ' -f1)
+	mkfifo in.fifo
+	repair-mark --mode panda -d 1 -j 2 -o out.pos < in.fifo 2> err &
+	pid=$!
+	exec 7> in.fifo
+	cat ev.pos >&7
+	# every game is complete (each ends with its last record): all of
+	# them come out with the input still open (10 s at most: a bound on
+	# the wait, not a timing)
+	for _ in $(seq 100); do
+		[ "$(posdump -c out.pos 2>/dev/null | cut -d' ' -f1)" = "$n" ] && break
+		sleep 0.1
+	done
+	run bash -c "posdump -c out.pos 2>/dev/null | cut -d' ' -f1"
+	assert_output "$n"
+	# SIGTERM while it waits for input that never comes
+	kill -TERM "$pid"
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		fail "still waiting for input 10 s after SIGTERM"
+	fi
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 1 ] || fail "exit $st after SIGTERM"
+	exec 7>&-
+	grep -q "interrupted by signal 15" err
+	! grep -q "stdin: interrupted" err
+}
