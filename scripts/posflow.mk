@@ -47,7 +47,7 @@
 # SHALLOW), REPAIR=candidates without SHALLOW.
 #
 # Variables: GAMES (required), OUT (out), CHUNK (100000), PGN2POS, FILTER,
-# SAMPLE, SEED (1: posfilter, pqr-sample, shard), DEPTH, NODES, SHALLOW,
+# SAMPLE, SEED (1: posfilter with SAMPLE, pqr-sample, shard), DEPTH, NODES, SHALLOW,
 # MULTIPV (1),
 # KEEP_DEPTHS (yes/no), TAIL (a --tail-depth), ENGINE, HASH (16), UCI,
 # TARGETS, COMPLEXITY, REPAIR, PQR, SHARDS, BIN.
@@ -189,7 +189,7 @@ cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
 # The variables each stage's files depend on (besides those of the stages
 # before it).
 VARS_chunks := GAMES CHUNK PGN2POS
-VARS_filtered := FILTER SAMPLE SEED
+VARS_filtered := FILTER SAMPLE $(if $(strip $(SAMPLE)),SEED)
 VARS_evaluated := DEPTH NODES SHALLOW MULTIPV KEEP_DEPTHS TAIL ENGINE HASH UCI
 VARS_targets := TARGETS
 VARS_complexity := COMPLEXITY

@@ -198,3 +198,16 @@ setup_file() {
 	assert_success
 	[ "$(jq .records_in part/shards/manifest.json)" -eq "$(pgn2pos "$TESTDATA/lichess_db_10k.pgn" 2>/dev/null | posdump -c | cut -d' ' -f1)" ]
 }
+
+@test "SEED touches posfilter's stage only when SAMPLE draws with it" {
+	cd "$BATS_FILE_TMPDIR"
+	mk() { make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$TESTDATA/lichess_db_10k.pgn" CHUNK=2 OUT=fs FILTER='ply >= 2' "$@"; }
+	run mk
+	assert_success
+	run mk SEED=5 -n
+	assert_success
+	assert_output --partial "posflow.mk: shards: the settings changed"
+	refute_output --partial "posflow.mk: filtered: the settings changed"
+	run mk SEED=5 SAMPLE='--keep 0.5' -n
+	assert_output --partial "posflow.mk: filtered: the settings changed"
+}
