@@ -47,10 +47,10 @@
 # SHALLOW), REPAIR=candidates without SHALLOW.
 #
 # Variables: GAMES (required), OUT (out), CHUNK (100000), PGN2POS, FILTER,
-# SAMPLE, SEED (1: posfilter with SAMPLE, pqr-sample, shard), DEPTH, NODES, SHALLOW,
-# MULTIPV (1),
-# KEEP_DEPTHS (yes/no), TAIL (a --tail-depth), ENGINE, HASH (16), UCI,
-# TARGETS, COMPLEXITY, REPAIR, PQR, SHARDS, BIN.
+# SAMPLE, SEED (1: posfilter with SAMPLE, pqr-sample, shard), DEPTH,
+# NODES, SHALLOW, MULTIPV (1), KEEP_DEPTHS (yes/no), TAIL (a
+# --tail-depth), ENGINE, HASH (16), UCI, TARGETS, COMPLEXITY, REPAIR, PQR,
+# SHARDS, BIN.
 #
 # Targets: all (the default: the shards), chunks (the split alone),
 # stages (every chunk through its last stage, no shards), one C=NAME (chunk
