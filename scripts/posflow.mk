@@ -111,14 +111,16 @@ else
 $(error posflow.mk: KEEP_DEPTHS='$(KEEP_DEPTHS)': yes or no)
 endif
 ifneq ($(strip $(REPAIR)),)
-ifeq ($(filter candidates panda,$(REPAIR))$(words $(REPAIR)),$(strip $(REPAIR))1)
+ifeq ($(filter candidates panda,$(REPAIR))$(words $(REPAIR)),$(strip \
+	$(REPAIR))1)
 else
 $(error posflow.mk: REPAIR='$(REPAIR)': candidates or panda)
 endif
 endif
 ifneq ($(strip $(COMPLEXITY)$(REPAIR)),)
 ifeq ($(strip $(DEPTH)$(NODES)),)
-$(error posflow.mk: COMPLEXITY and REPAIR need an evaluation: give DEPTH or NODES)
+$(error posflow.mk: COMPLEXITY and REPAIR need an evaluation: give \
+	DEPTH or NODES)
 endif
 endif
 # complexity's depth mode reads every move's score at every depth; its
@@ -126,10 +128,12 @@ endif
 ifneq ($(strip $(COMPLEXITY)),)
 ifneq ($(filter nodes --mode=nodes,$(COMPLEXITY)),)
 ifeq ($(strip $(SHALLOW)),)
-$(error posflow.mk: COMPLEXITY in nodes mode compares two evaluations: give SHALLOW)
+$(error posflow.mk: COMPLEXITY in nodes mode compares two evaluations: \
+	give SHALLOW)
 endif
 else ifneq ($(MULTIPV) $(KEEP_DEPTHS),all yes)
-$(error posflow.mk: COMPLEXITY needs MULTIPV=all KEEP_DEPTHS=yes (or --mode nodes with SHALLOW))
+$(error posflow.mk: COMPLEXITY needs MULTIPV=all KEEP_DEPTHS=yes (or \
+	--mode nodes with SHALLOW))
 endif
 endif
 ifeq ($(strip $(REPAIR)),candidates)
