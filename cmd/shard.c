@@ -1989,7 +1989,7 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 	   scattered at random (a position's twins spread, as without
 	   --dedup) */
 	int randomly = 0;
-	int s, rv, ret = -1;
+	int s, rv = 0, ret = -1;
 
 	if (nsub > MAX_BUCKETS)
 		nsub = MAX_BUCKETS;
