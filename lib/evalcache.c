@@ -50,6 +50,8 @@ struct pf_evalcache {
 	uint8_t *rbuf;		/* one whole entry read back */
 	size_t rcap;
 	uint64_t loaded, dropped, skipped, bad;
+	int version;		/* the header's: 2 once it holds a group */
+	char *path;
 	char err[256];
 };
 
@@ -399,7 +401,7 @@ pf_evalcache_open(pf_evalcache *c, const char *path)
 		    memcmp(head, file_magic, size < 4 ? (size_t)size : 4)
 		    != 0)) {
 			snprintf(c->err, sizeof(c->err), "%s: not a posflow "
-			    "evaluation cache (version 1)", path);
+			    "evaluation cache (version 1 or 2)", path);
 			close(c->fd);
 			c->fd = -1;
 			return -1;
@@ -407,7 +409,7 @@ pf_evalcache_open(pf_evalcache *c, const char *path)
 		if (size > 0 && ftruncate(c->fd, 0) == -1)
 			goto ioerr;
 		memcpy(head, file_magic, 4);
-		pf_put16(head + 4, 1);
+		pf_put16(head + 4, 2);
 		pf_put16(head + 6, 0);
 		pf_put32(head + 8, 16);
 		pf_put32(head + 12, 0);
@@ -415,19 +417,23 @@ pf_evalcache_open(pf_evalcache *c, const char *path)
 			goto ioerr;
 		c->dropped = size;
 		c->end = 16;
-		return 0;
+		c->version = 2;
+		goto named;
 	}
 	if ((r = read_full(c->fd, head, 16, 0)) == -1)
 		goto ioerr;
 	if (r != 1 || memcmp(head, file_magic, 4) != 0 ||
-	    pf_get16(head + 4) != 1 || pf_get32(head + 8) < 16 ||
+	    (pf_get16(head + 4) != 1 && pf_get16(head + 4) != 2) ||
+	    pf_get32(head + 8) < 16 ||
 	    pf_get32(head + 8) > size) {
 		snprintf(c->err, sizeof(c->err),
-		    "%s: not a posflow evaluation cache (version 1)", path);
+		    "%s: not a posflow evaluation cache (version 1 or 2)",
+		    path);
 		close(c->fd);
 		c->fd = -1;
 		return -1;
 	}
+	c->version = pf_get16(head + 4);
 	/*
 	 * Index every entry that checks out.  Damaged bytes in the middle
 	 * are skipped up to the next entry that checks out (they stay in
@@ -471,6 +477,10 @@ pf_evalcache_open(pf_evalcache *c, const char *path)
 			goto ioerr;
 	}
 	c->end = off;
+named:
+	free(c->path);
+	if ((c->path = strdup(path)) == NULL)
+		goto ioerr;
 	return 0;
 ioerr:
 	snprintf(c->err, sizeof(c->err), "%s: %s", path,
@@ -629,6 +639,30 @@ pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
 	return put_mem(c, key, val, len) == -1 ? -1 : rc;
 }
 
+/*
+ * A file of version 1 becomes version 2 before its first group: a reader
+ * of version 1 alone would take a group for damage, and cut one at the
+ * end off.  (The file is open with O_APPEND, which pwrite(2) obeys on
+ * Linux: the header is written through a descriptor of its own.)
+ */
+static int
+to_version2(pf_evalcache *c)
+{
+	uint8_t v[2];
+	int fd, ok;
+
+	if (c->version >= 2)
+		return 0;
+	pf_put16(v, 2);
+	if ((fd = open(c->path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	ok = pwrite(fd, v, 2, 4) == 2;
+	if (close(fd) == -1 || !ok)
+		return -1;
+	c->version = 2;
+	return 0;
+}
+
 int
 pf_evalcache_put_group(pf_evalcache *c, const pf_evalcache_item *items,
     size_t count)
@@ -643,6 +677,12 @@ pf_evalcache_put_group(pf_evalcache *c, const pf_evalcache_item *items,
 	for (i = 0; i < count; i++)
 		if (items[i].len > PF_EVALCACHE_VALUE_MAX)
 			return 0;	/* (as put: such a value is not kept) */
+	if (count > 0 && c->fd != -1 && !c->nowrite && to_version2(c) == -1) {
+		snprintf(c->err, sizeof(c->err), "cache header: %s; no more "
+		    "results are written to the cache file", strerror(errno));
+		c->nowrite = 1;
+		rc = -1;
+	}
 	if (count > 0 && c->fd != -1 && !c->nowrite) {
 		for (i = 0; i < count; i++)
 			total += ENTRY_HEAD + items[i].len + ENTRY_TAIL;
@@ -723,6 +763,7 @@ pf_evalcache_free(pf_evalcache *c)
 	free(c->tab);
 	free(c->fifo);
 	free(c->rbuf);
+	free(c->path);
 	if (c->fd != -1)
 		close(c->fd);
 	free(c);

@@ -12,7 +12,8 @@
  *     appended to the file instead of being kept in RAM.
  *
  * File format (every integer little-endian):
- *   header, 16 bytes: 89 50 46 43 ("\x89PFC"), u16 version (1),
+ *   header, 16 bytes: 89 50 46 43 ("\x89PFC"), u16 version (2; a file
+ *     of version 1, without groups, becomes 2 before its first group),
  *     u16 reserved (0), u32 header length (16), u32 reserved (0)
  *   entries, each:
  *     0  u32 magic 50 46 43 45 ("PFCE")

@@ -131,7 +131,8 @@ ref_open(struct ref *r, const uint8_t *p, size_t n)
 		r->dropped = n;	/* a torn header is started again */
 		return 0;
 	}
-	if (memcmp(p, "\x89PFC", 4) != 0 || pf_get16(p + 4) != 1 ||
+	if (memcmp(p, "\x89PFC", 4) != 0 || (pf_get16(p + 4) != 1 &&
+	    pf_get16(p + 4) != 2) ||
 	    pf_get32(p + 8) < 16 || pf_get32(p + 8) > n)
 		return -1;
 	off = pf_get32(p + 8);
