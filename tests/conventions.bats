@@ -18,7 +18,8 @@ tools() {
 required() {
 	case $1 in
 	uci-eval) echo "--depth 1" ;;
-	posexport | posimport) echo "-F plain" ;;
+	posexport | posimport) echo "-F bin" ;;	# (plain is text: posexport
+						# writes it to a terminal)
 	posfilter) echo "-e true" ;;
 	esac
 }
