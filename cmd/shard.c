@@ -588,10 +588,12 @@ is_split_shard(const char *split, const char *n)
 	sfx = n + k + 6;
 	if (strcmp(sfx, ".pos.zst") == 0)
 		return 1;
+	/* (the formats that write a directory have no suffix: a name
+	   without one is no shard) */
 	for (int i = 0; pf_export_formats[i] != NULL; i++) {
 		const char *f = pf_export_suffix(pf_export_formats[i]);
 
-		if (f != NULL && strcmp(sfx, f) == 0)
+		if (f != NULL && f[0] != '\0' && strcmp(sfx, f) == 0)
 			return 1;
 	}
 	return 0;

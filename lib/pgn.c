@@ -349,7 +349,12 @@ skip_line(pf_pgn *p)
 	}
 }
 
-/* Skip whitespace, byte-order marks and % escape lines. */
+/*
+ * Skip whitespace, byte-order marks, % escape lines and # comment lines
+ * (EPD's; in PGN, where nothing starts with #, too: so that the first
+ * line of text decides the format, as pf_pgn_sniff decides it, and a
+ * piece of pgn2pos -j reads them as one reader does).
+ */
 static void
 skip_blank(pf_pgn *p)
 {
@@ -368,7 +373,10 @@ skip_blank(pf_pgn *p)
 			p->pos += k;
 		else if (c == '%')
 			skip_line(p);
-		else
+		else if (c == '#') {
+			skip_line(p);
+			p->newlines++;
+		} else
 			return;
 	}
 }
@@ -1673,65 +1681,15 @@ setup_start(pf_pgn *p)
 	record_position(p, 0);
 }
 
-/*
- * Past '#' lines (EPD's comments), blanks and '%' lines from s: where the
- * first line of text starts, or NULL when a '#' line runs to e.
- */
-static const char *
-first_text(const char *s, const char *e)
-{
-	const char *nl;
-	size_t k;
-
-	while (s < e) {
-		if ((k = blank_len(s, e)) > 0) {
-			s += k;
-			continue;
-		}
-		if (*s != '%' && *s != '#')
-			return s;
-		if ((nl = memchr(s, '\n', (size_t)(e - s))) == NULL)
-			return NULL;
-		s = nl + 1;
-	}
-	return s;
-}
-
-/*
- * PF_PGN_AUTO: the first line of text decides, read within TAG_WINDOW
- * bytes whatever the window holds, as pf_pgn_sniff decides for pieces.
- * The '#' lines looked past are not consumed: EPD skips them, and PGN
- * reads them as it would with --pgn.
- */
+/* PF_PGN_AUTO: the first line of text (skip_blank has passed blanks, '%'
+   and '#' lines) decides, read within TAG_WINDOW bytes whatever the window
+   holds, as pf_pgn_sniff decides for pgn2pos -j. */
 static void
 decide_format(pf_pgn *p)
 {
-	const char *q;
-	size_t off = 0, n, had;
-
 	ensure(p, TAG_WINDOW);
-	for (;;) {
-		q = first_text(p->pos + off, p->end);
-		if (q != NULL)
-			off = (size_t)(q - p->pos);
-		n = AVAIL(p) - off;
-		if (q != NULL && (n >= TAG_WINDOW ||
-		    looks_like_fen(q, n) != -1))
-			break;
-		if (p->eof)
-			break;
-		had = AVAIL(p);
-		refill(p, off + TAG_WINDOW);
-		if (AVAIL(p) == had && !p->eof)
-			break;	/* (cannot happen: refill adds or ends) */
-	}
-	if (q == NULL) {	/* only comments */
-		p->format = PF_PGN_PGN;
-		return;
-	}
-	n = AVAIL(p) - off;
-	p->format = looks_like_fen(q, n > TAG_WINDOW ? TAG_WINDOW : n) == 1 ?
-	    PF_PGN_EPD : PF_PGN_PGN;
+	p->format = looks_like_fen(p->pos, AVAIL(p) > TAG_WINDOW ? TAG_WINDOW :
+	    AVAIL(p)) == 1 ? PF_PGN_EPD : PF_PGN_PGN;
 }
 
 int
@@ -1861,7 +1819,7 @@ pf_pgn_result(const pf_pgn_game *g, enum pf_status st)
 /* ---- cutting text into pieces (pgn2pos -j) ---------------------------- */
 
 /* Blank to skip_blank: only white space and byte-order marks, or a '%'
-   escape line. */
+   escape line or a '#' comment line. */
 static int
 blank_line(const char *s, const char *e)
 {
@@ -1869,7 +1827,7 @@ blank_line(const char *s, const char *e)
 
 	for (; s < e; s += k)
 		if ((k = blank_len(s, e)) == 0)
-			return *s == '%';
+			return *s == '%' || *s == '#';
 	return 1;
 }
 
@@ -1946,8 +1904,9 @@ tag_may_start(const char *s, const char *e)
  * cut is good when the last line that is not blank can have ended no tag
  * (tag_may_start), or when the tag lines up to it go back to an [Event]
  * tag, every line of them read whole as a tag; anything unsure is not a
- * cut.  A '%' escape line counts as blank only when no '[' on it may
- * start a tag (inside a comment or variation it is no escape).
+ * cut.  A '%' escape line (or a '#' comment line) counts as blank only
+ * when no '[' on it may start a tag (inside a comment or variation it is
+ * no escape).
  */
 static int
 good_cut(const char *buf, size_t at)

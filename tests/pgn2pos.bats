@@ -427,7 +427,7 @@ pgn2pos: 3 games read, 2 kept (0 truncated), 1 skipped (1 bad tag); 16 positions
 	cmp out1.pos out3.pos
 }
 
-@test "EPD: # comment lines before the first position do not make it PGN; line numbers as with --epd" {
+@test "# comment lines: before an EPD file's first position, however many, they do not make it PGN; in PGN between games and tags they are comments; line numbers as with --epd; the same at any -j, piped or not" {
 	printf '# made by hand\n\n# second comment\n%s\nnot a fen\n' \
 	    'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - ce 20;' > c.epd
 	for opt in "" --epd "-j 2"; do
@@ -438,6 +438,32 @@ pgn2pos: 2 games read, 1 kept (0 truncated), 1 skipped (1 invalid FEN); 1 positi
 		run posdump --fields fen,eval out.pos
 		assert_output --partial "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 	done
+	# a comment header longer than the window the format is decided in
+	# (64 KiB from a pipe, the input buffer from a file): the same at
+	# any -j, from a file and from a pipe
+	/usr/bin/python3 -c "
+import sys
+sys.stdout.write('# ' + 'c' * 70 + '\n')
+sys.stdout.write(('# ' + 'c' * 70 + '\n') * 19000)
+for i in range(50):
+    sys.stdout.write('4k3/8/8/8/8/8/8/4K3 w - - hmvc %d; fmvn 1;\n' % i)" > long.epd
+	for j in 1 2; do
+		run --separate-stderr pgn2pos -j $j long.epd -o f$j.pos
+		[ "$stderr" = "pgn2pos: 50 games read, 50 kept (0 truncated), 0 skipped; 50 positions written" ] || fail "file -j $j: $stderr"
+		run --separate-stderr bash -c "cat long.epd | pgn2pos -j $j -o p$j.pos"
+		[ "$stderr" = "pgn2pos: 50 games read, 50 kept (0 truncated), 0 skipped; 50 positions written" ] || fail "pipe -j $j: $stderr"
+	done
+	cmp f1.pos f2.pos
+	cmp f1.pos p1.pos
+	cmp f1.pos p2.pos
+	# in PGN, where no line starts with #, a # line between games or
+	# tags is a comment too
+	printf '# made by hand\n[Event "a"]\n# a note\n[Site "b"]\n\n1. e4 e5 *\n\n# end\n' > c.pgn
+	for j in 1 2; do
+		run --separate-stderr pgn2pos -j $j c.pgn -o c$j.pos
+		[ "$stderr" = "pgn2pos: 1 games read, 1 kept (0 truncated), 0 skipped; 3 positions written" ] || fail "pgn -j $j: $stderr"
+	done
+	cmp c1.pos c2.pos
 }
 
 @test "comments outside games are not games" {

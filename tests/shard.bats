@@ -431,10 +431,18 @@ train-00002.pos.zst"
 	assert_failure 1
 	assert_output "shard: r/train-00007.pos.zst: a shard the manifest does not list"
 	rm r/train-00007.pos.zst
+	# a name without a suffix is no shard: neither flagged nor removed
+	echo mine > r/train-00009
+	run shard --verify r
+	assert_success
 	cp r/train-00000.pos.zst r/train-00003.binpack
 	run shard --verify r
 	assert_failure 1
 	assert_output "shard: r/train-00003.binpack: a shard the manifest does not list"
+	rm r/train-00003.binpack
+	run shard -o r -f --records-per-shard 100 g.pos
+	assert_success
+	[ "$(cat r/train-00009)" = mine ]
 }
 
 @test "empty, concatenated, damaged input" {
