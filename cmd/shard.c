@@ -675,11 +675,11 @@ clean_dir(const struct opts *o, int argc, char **argv)
 
 	snprintf(path, sizeof(path), "%s/manifest.json", o->dir);
 	if (access(path, F_OK) == 0 &&
-	    manifest_each(o->dir, listed_add, &old) == -1) {
-		/* named; its shards of this run's splits still go */
-		for (int i = 0; i < old.n; i++)
-			free(old.name[i]);
-		old.n = 0;
+	    manifest_each(o->dir, listed_add, &old) != 0) {
+		/* the shards of this run's splits still go, and those it
+		   listed before the point it could not be read */
+		pf_warnx("%s: not a manifest this tool can read: the shards "
+		    "it lists are not all removed", path);
 	}
 	if ((d = opendir(o->dir)) == NULL) {
 		pf_warn("%s", o->dir);

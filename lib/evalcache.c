@@ -686,8 +686,11 @@ pf_evalcache_put_group(pf_evalcache *c, const pf_evalcache_item *items,
 	if (count > 0 && c->fd != -1 && !c->nowrite) {
 		for (i = 0; i < count; i++)
 			total += ENTRY_HEAD + items[i].len + ENTRY_TAIL;
-		if (count > UINT32_MAX || (g = malloc(total)) == NULL)
+		if (count > UINT32_MAX || (g = malloc(total)) == NULL) {
+			snprintf(c->err, sizeof(c->err), "cache group: %s",
+			    strerror(ENOMEM));
 			return -1;
+		}
 		memcpy(g, group_magic, 4);
 		pf_put32(g + 4, (uint32_t)count);
 		pf_put64(g + 8, (uint64_t)(total - GROUP_HEAD));
