@@ -1992,6 +1992,7 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 	   --dedup) */
 	int randomly = 0;
 	int s, rv = 0, ret = -1;
+	uint64_t tbytes = 0;
 
 	if (nsub > MAX_BUCKETS)
 		nsub = MAX_BUCKETS;
@@ -2007,8 +2008,15 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 	}
 	for (i = 0; i < nsub; i++)
 		w[i].fd = -1;
-	if ((drop_twins && twins_init(&own, o->memory / 8) == -1) ||
-	    (across && twins_init(&first, o->memory / 8) == -1))
+	/* tables for the records at hand (each cleared per split: not an
+	   eighth of the memory to clear for a small group) */
+	for (s = s0; s < s1; s++)
+		if (4 * tf[s].count * sizeof(struct twin) > tbytes)
+			tbytes = 4 * tf[s].count * sizeof(struct twin);
+	if (tbytes > o->memory / 8)
+		tbytes = o->memory / 8;
+	if ((drop_twins && twins_init(&own, tbytes) == -1) ||
+	    (across && twins_init(&first, tbytes) == -1))
 		goto out;
 	if (across && o->dedup == DEDUP_NONE && R->hashed && tf[s0].count) {
 		if (bucket_reader(R, &tr, s0, level, id, &tf[s0]) == -1)
