@@ -132,6 +132,8 @@ struct vslot {
 	const uint8_t *data;		/* the first of them: payload */
 	uint32_t len;
 	int in_kept;
+	uint8_t *buf;			/* data, when copied */
+	size_t cap;
 };
 
 struct eslot {
@@ -143,6 +145,24 @@ struct eslot {
 	const uint8_t *kept;		/* the kept record's deepest */
 	uint64_t klimit;
 	uint16_t kdepth;
+	uint8_t *buf;			/* data, when copied */
+	size_t cap;
+};
+
+/* One position's twins being merged, one by one (merger_add). */
+struct merger {
+	size_t n;			/* members so far */
+	pf_record kept;			/* the first */
+	struct vslot vs[MAX_VSLOTS];
+	struct eslot es[MAX_ESLOTS];
+	int nv, ne;
+	int policy, pol_member;		/* the mean policy: all alike */
+	const uint8_t *pol_data;	/* the first policy: payload */
+	pf_policy pref;
+	double acc[PF_MAX_MOVES], pweight;
+	uint64_t count, wins, draws, losses;
+	uint8_t *kbuf, *pbuf;		/* copies: the first, its policy */
+	size_t kcap, pcap;
 };
 
 struct run {
@@ -184,8 +204,8 @@ struct run {
 	pf_extbuf mb;
 	uint32_t *members;
 	size_t members_cap;
-	pf_policy pref, ptmp;
-	double acc[PF_MAX_MOVES];
+	struct merger merger;
+	pf_policy ptmp;
 	uint8_t seen[PF_MAX_MOVES];
 	struct shardinfo *shards;
 	size_t nshards, capshards;
@@ -1306,6 +1326,24 @@ append_ext(pf_extbuf *b, const uint8_t *data, uint32_t len)
 	return b->data + b->len - len;
 }
 
+/* A copy of extension data (payload len) and its header in *buf; the
+   copy's payload, or NULL when out of memory. */
+static const uint8_t *
+keep_ext(uint8_t **buf, size_t *cap, const uint8_t *data, uint32_t len)
+{
+	size_t need = PF_EXT_HEADER_SIZE + (size_t)len;
+	uint8_t *p;
+
+	if (need > *cap) {
+		if ((p = realloc(*buf, need)) == NULL)
+			return NULL;
+		*buf = p;
+		*cap = need;
+	}
+	memcpy(*buf, data - PF_EXT_HEADER_SIZE, need);
+	return *buf + PF_EXT_HEADER_SIZE;
+}
+
 static int
 vslot_match(const struct vslot *v, const uint8_t *p)
 {
@@ -1314,12 +1352,12 @@ vslot_match(const struct vslot *v, const uint8_t *p)
 	    v->lambda == pf_get32(p + 12);
 }
 
-/* Same method, same moves (in any order) as R->pref: then R->ptmp's
-   probabilities, weighted, are added to R->acc.  0 / -1 (not alike). */
+/* Same method, same moves (in any order) as M->pref: then p's
+   probabilities, weighted, are added to M->acc.  0 / -1 (not alike). */
 static int
-policy_add(struct run *R, const pf_policy *p, double w)
+policy_add(struct run *R, struct merger *M, const pf_policy *p, double w)
 {
-	const pf_policy *ref = &R->pref;
+	const pf_policy *ref = &M->pref;
 	int i, j, n = ref->n;
 
 	if (p->method != ref->method || p->n != ref->n)
@@ -1339,14 +1377,189 @@ policy_add(struct run *R, const pf_policy *p, double w)
 		if (ref->move[j] != p->move[i])
 			for (j = 0; ref->move[j] != p->move[i]; j++)
 				;
-		R->acc[j] += w * p->prob[i];
+		M->acc[j] += w * p->prob[i];
 	}
 	return 0;
 }
 
+static void
+merger_free(struct merger *M)
+{
+	int i;
+
+	for (i = 0; i < MAX_ESLOTS; i++)
+		free(M->es[i].buf);
+	for (i = 0; i < MAX_VSLOTS; i++)
+		free(M->vs[i].buf);
+	free(M->kbuf);
+	free(M->pbuf);
+	memset(M, 0, sizeof(*M));
+}
+
+/* Begin a merge: no member yet (the buffers are kept). */
+static void
+merger_reset(struct merger *M)
+{
+	M->n = 0;
+	M->nv = M->ne = 0;
+	M->policy = 0;
+	M->pol_member = -1;
+	M->pol_data = NULL;
+	M->count = M->wins = M->draws = M->losses = 0;
+	M->pweight = 0;
+}
+
 /*
- * Merge the twins members[0..n) (in input order; the first is kept) into
- * one record, its extensions in R->mb:
+ * Add the next twin (in input order; the first is the kept record) to a
+ * merge.  Its bytes need not outlive the call, except the first's when
+ * !copy: what is kept of them is copied.  0 / -1 (out of memory).
+ */
+static int
+merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
+{
+	pf_record rec;
+	pf_ext_iter it;
+	pf_ext x;
+	pf_eval ev;
+	pf_value va;
+	pf_merge mg;
+	const uint8_t *d;
+	int black, first_policy = 1, i, first = M->n == 0;
+	double w = 1;
+
+	if (first && copy) {
+		uint32_t len = pf_get32(raw);
+
+		if (len > M->kcap) {
+			uint8_t *p = realloc(M->kbuf, len);
+
+			if (p == NULL)
+				goto oom;
+			M->kbuf = p;
+			M->kcap = len;
+		}
+		memcpy(M->kbuf, raw, len);
+		raw = M->kbuf;
+	}
+	rec_view(raw, &rec);
+	if (first)
+		M->kept = rec;
+	black = (rec.pos[24] & 0x80) != 0;
+	if (pf_ext_find(&rec, PF_EXT_MERGE, 0, &x) &&
+	    pf_merge_decode(&x, &mg) == 0 && mg.count > 0) {
+		w = mg.count;
+		M->count += mg.count;
+		M->wins += mg.wins;
+		M->draws += mg.draws;
+		M->losses += mg.losses;
+	} else {
+		M->count++;
+		if (rec.result == PF_RESULT_DRAW)
+			M->draws++;
+		else if (rec.result == (black ? PF_RESULT_BLACK :
+		    PF_RESULT_WHITE))
+			M->wins++;
+		else if (rec.result == (black ? PF_RESULT_WHITE :
+		    PF_RESULT_BLACK))
+			M->losses++;
+	}
+	pf_ext_iter_init(&it, &rec);
+	while (pf_ext_next(&it, &x) == 1) {
+		if (x.type == PF_EXT_EVAL && pf_eval_decode_head(&x, &ev) == 0) {
+			struct eslot *e;
+
+			for (i = 0; i < M->ne && M->es[i].kind !=
+			    ev.limit_kind; i++)
+				;
+			e = &M->es[i];
+			if (i == M->ne) {
+				if (M->ne == MAX_ESLOTS)
+					continue;
+				M->ne++;
+				e->kind = ev.limit_kind;
+				e->data = NULL;
+				e->kept = NULL;
+			}
+			if (e->data == NULL || ev.limit > e->limit ||
+			    (ev.limit == e->limit && ev.depth > e->depth)) {
+				d = x.data;
+				if (!first && (d = keep_ext(&e->buf, &e->cap,
+				    x.data, x.len)) == NULL)
+					goto oom;
+				e->data = d;
+				e->len = x.len;
+				e->limit = ev.limit;
+				e->depth = ev.depth;
+			}
+			if (first && (e->kept == NULL || ev.limit > e->klimit ||
+			    (ev.limit == e->klimit && ev.depth > e->kdepth))) {
+				e->kept = x.data;
+				e->klimit = ev.limit;
+				e->kdepth = ev.depth;
+			}
+		} else if (x.type == PF_EXT_VALUE &&
+		    pf_value_decode(&x, &va) == 0 && isfinite(va.target)) {
+			struct vslot *v;
+
+			for (i = 0; i < M->nv && !vslot_match(&M->vs[i],
+			    x.data); i++)
+				;
+			v = &M->vs[i];
+			if (i == M->nv) {
+				if (M->nv == MAX_VSLOTS)
+					continue;
+				d = x.data;
+				if (!first && (d = keep_ext(&v->buf, &v->cap,
+				    x.data, x.len)) == NULL)
+					goto oom;
+				M->nv++;
+				v->method = x.data[0];
+				v->scale = x.data[1];
+				v->p1 = pf_get32(x.data + 4);
+				v->p2 = pf_get32(x.data + 8);
+				v->lambda = pf_get32(x.data + 12);
+				v->sum = v->weight = 0;
+				v->data = d;
+				v->len = x.len;
+				v->in_kept = 0;
+			}
+			v->sum += w * va.target;
+			v->weight += w;
+		} else if (x.type == PF_EXT_POLICY && first_policy) {
+			first_policy = 0;
+			if (M->pol_member == -1) {
+				if (pf_policy_decode(&x, &M->pref) == -1 ||
+				    M->pref.n == 0)
+					continue;
+				d = x.data;
+				if (!first && (d = keep_ext(&M->pbuf, &M->pcap,
+				    x.data, x.len)) == NULL)
+					goto oom;
+				M->pol_member = (int)M->n;
+				M->pol_data = d;
+				M->policy = 1;
+				for (i = 0; i < M->pref.n; i++)
+					M->acc[i] = w * M->pref.prob[i];
+				M->pweight = w;
+			} else if (M->policy) {
+				if (pf_policy_decode(&x, &R->ptmp) == -1 ||
+				    policy_add(R, M, &R->ptmp, w) == -1)
+					M->policy = 0;
+				else
+					M->pweight += w;
+			}
+		}
+	}
+	M->n++;
+	return 0;
+oom:
+	pf_warn("out of memory");
+	return -1;
+}
+
+/*
+ * The merged record of M's members (at least one), its extensions in
+ * R->mb; one member is the record as it came.  The merge:
  *   - the kept record's extensions, in their order, except that
  *   - each value target is the mean of those of the twins with the same
  *     method and parameters (weighted by their merge counts), and a value
@@ -1359,143 +1572,38 @@ policy_add(struct run *R, const pf_policy *p, double w)
  *     kept record's deepest of that kind, or is added;
  *   - a merge extension replaces any the twins had: the records merged
  *     and their results from the side to move's view.
+ * The members are added in input order, so the result does not depend on
+ * how they were gathered.  0 / -1.
  */
 static int
-merge_twins(struct run *R, const uint8_t *arena, const uint64_t *off,
-    const uint32_t *members, size_t n, pf_record *out)
+merger_finish(struct run *R, struct merger *M, pf_record *out)
 {
-	struct vslot vs[MAX_VSLOTS];
-	struct eslot es[MAX_ESLOTS];
-	int nv = 0, ne = 0, i, policy = 0, pol_member = -1;
-	const uint8_t *pol_data = NULL;
-	uint64_t count = 0, wins = 0, draws = 0, losses = 0;
-	double pweight = 0;
-	pf_merge mg;
-	pf_record rec, kept;
+	const struct vslot *vs = M->vs;
+	const struct eslot *es = M->es;
 	pf_ext_iter it;
 	pf_ext x;
-	pf_eval ev;
-	pf_value va;
+	pf_merge mg;
 	uint8_t *p;
-	size_t m;
+	int i, policy = M->policy;
 
-	for (m = 0; m < n; m++) {
-		const uint8_t *raw = arena + off[members[m]];
-		int black, first_policy = 1;
-		double w = 1;
-
-		rec_view(raw, &rec);
-		if (m == 0)
-			kept = rec;
-		black = (rec.pos[24] & 0x80) != 0;
-		if (pf_ext_find(&rec, PF_EXT_MERGE, 0, &x) &&
-		    pf_merge_decode(&x, &mg) == 0 && mg.count > 0) {
-			w = mg.count;
-			count += mg.count;
-			wins += mg.wins;
-			draws += mg.draws;
-			losses += mg.losses;
-		} else {
-			count++;
-			if (rec.result == PF_RESULT_DRAW)
-				draws++;
-			else if (rec.result == (black ? PF_RESULT_BLACK :
-			    PF_RESULT_WHITE))
-				wins++;
-			else if (rec.result == (black ? PF_RESULT_WHITE :
-			    PF_RESULT_BLACK))
-				losses++;
-		}
-		pf_ext_iter_init(&it, &rec);
-		while (pf_ext_next(&it, &x) == 1) {
-			if (x.type == PF_EXT_EVAL &&
-			    pf_eval_decode_head(&x, &ev) == 0) {
-				for (i = 0; i < ne && es[i].kind !=
-				    ev.limit_kind; i++)
-					;
-				if (i == ne) {
-					if (ne == MAX_ESLOTS)
-						continue;
-					ne++;
-					es[i].kind = ev.limit_kind;
-					es[i].data = NULL;
-					es[i].kept = NULL;
-				}
-				if (es[i].data == NULL || ev.limit >
-				    es[i].limit || (ev.limit == es[i].limit &&
-				    ev.depth > es[i].depth)) {
-					es[i].data = x.data;
-					es[i].len = x.len;
-					es[i].limit = ev.limit;
-					es[i].depth = ev.depth;
-				}
-				if (m == 0 && (es[i].kept == NULL ||
-				    ev.limit > es[i].klimit || (ev.limit ==
-				    es[i].klimit && ev.depth > es[i].kdepth))) {
-					es[i].kept = x.data;
-					es[i].klimit = ev.limit;
-					es[i].kdepth = ev.depth;
-				}
-			} else if (x.type == PF_EXT_VALUE &&
-			    pf_value_decode(&x, &va) == 0 &&
-			    isfinite(va.target)) {
-				for (i = 0; i < nv && !vslot_match(&vs[i],
-				    x.data); i++)
-					;
-				if (i == nv) {
-					if (nv == MAX_VSLOTS)
-						continue;
-					nv++;
-					vs[i].method = x.data[0];
-					vs[i].scale = x.data[1];
-					vs[i].p1 = pf_get32(x.data + 4);
-					vs[i].p2 = pf_get32(x.data + 8);
-					vs[i].lambda = pf_get32(x.data + 12);
-					vs[i].sum = vs[i].weight = 0;
-					vs[i].data = x.data;
-					vs[i].len = x.len;
-					vs[i].in_kept = 0;
-				}
-				vs[i].sum += w * va.target;
-				vs[i].weight += w;
-			} else if (x.type == PF_EXT_POLICY && first_policy) {
-				first_policy = 0;
-				if (pol_member == -1) {
-					if (pf_policy_decode(&x, &R->pref) ==
-					    -1 || R->pref.n == 0)
-						continue;
-					pol_member = (int)m;
-					pol_data = x.data;
-					policy = 1;
-					for (i = 0; i < R->pref.n; i++)
-						R->acc[i] = w * R->pref.prob[i];
-					pweight = w;
-				} else if (policy) {
-					if (pf_policy_decode(&x, &R->ptmp) ==
-					    -1 || policy_add(R, &R->ptmp,
-					    w) == -1)
-						policy = 0;
-					else
-						pweight += w;
-				}
-			}
-		}
-	}
+	*out = M->kept;
+	if (M->n == 1)
+		return 0;
 	if (policy) {
 		uint16_t q[PF_MAX_MOVES];
 
-		for (i = 0; i < R->pref.n; i++)
-			R->acc[i] /= pweight * 65535.0;
-		if (pf_policy_quantize(R->acc, R->pref.n, q) == -1)
+		for (i = 0; i < M->pref.n; i++)
+			M->acc[i] /= M->pweight * 65535.0;
+		if (pf_policy_quantize(M->acc, M->pref.n, q) == -1)
 			policy = 0;
 		else
-			for (i = 0; i < R->pref.n; i++)
-				R->pref.prob[i] = q[i];
+			for (i = 0; i < M->pref.n; i++)
+				M->pref.prob[i] = q[i];
 	}
 
 	/* the kept record's extensions, some replaced */
 	pf_extbuf_reset(&R->mb);
-	pf_ext_iter_init(&it, &kept);
+	pf_ext_iter_init(&it, &M->kept);
 	while (pf_ext_next(&it, &x) == 1) {
 		const uint8_t *data = x.data;
 		uint32_t len = x.len;
@@ -1503,7 +1611,7 @@ merge_twins(struct run *R, const uint8_t *arena, const uint64_t *off,
 		if (x.type == PF_EXT_MERGE)
 			continue;
 		if (x.type == PF_EXT_EVAL)
-			for (i = 0; i < ne; i++)
+			for (i = 0; i < M->ne; i++)
 				if (es[i].kept == x.data) {
 					data = es[i].data;
 					len = es[i].len;
@@ -1511,45 +1619,44 @@ merge_twins(struct run *R, const uint8_t *arena, const uint64_t *off,
 		if ((p = append_ext(&R->mb, data, len)) == NULL)
 			goto oom;
 		if (x.type == PF_EXT_VALUE && len >= 20)
-			for (i = 0; i < nv; i++)
+			for (i = 0; i < M->nv; i++)
 				if (vslot_match(&vs[i], p)) {
 					pf_putf32(p + 16, (float)(vs[i].sum /
 					    vs[i].weight));
-					vs[i].in_kept = 1;
+					M->vs[i].in_kept = 1;
 					break;
 				}
-		if (x.type == PF_EXT_POLICY && x.data == pol_data && policy)
-			for (i = 0; i < R->pref.n; i++)
-				pf_put16(p + 12 + 4 * i + 2, R->pref.prob[i]);
+		if (x.type == PF_EXT_POLICY && x.data == M->pol_data && policy)
+			for (i = 0; i < M->pref.n; i++)
+				pf_put16(p + 12 + 4 * i + 2, M->pref.prob[i]);
 	}
 	/* what only the other twins had */
-	for (i = 0; i < ne; i++)
+	for (i = 0; i < M->ne; i++)
 		if (es[i].kept == NULL &&
 		    append_ext(&R->mb, es[i].data, es[i].len) == NULL)
 			goto oom;
-	for (i = 0; i < nv; i++) {
+	for (i = 0; i < M->nv; i++) {
 		if (vs[i].in_kept)
 			continue;
 		if ((p = append_ext(&R->mb, vs[i].data, vs[i].len)) == NULL)
 			goto oom;
 		pf_putf32(p + 16, (float)(vs[i].sum / vs[i].weight));
 	}
-	if (policy && pol_member > 0) {
-		if ((p = append_ext(&R->mb, pol_data, (uint32_t)(12 +
-		    4 * R->pref.n))) == NULL)
+	if (policy && M->pol_member > 0) {
+		if ((p = append_ext(&R->mb, M->pol_data, (uint32_t)(12 +
+		    4 * M->pref.n))) == NULL)
 			goto oom;
 		/* only the fields the policy defines: the length says so */
-		pf_put32(p - 4, (uint32_t)(12 + 4 * R->pref.n));
-		for (i = 0; i < R->pref.n; i++)
-			pf_put16(p + 12 + 4 * i + 2, R->pref.prob[i]);
+		pf_put32(p - 4, (uint32_t)(12 + 4 * M->pref.n));
+		for (i = 0; i < M->pref.n; i++)
+			pf_put16(p + 12 + 4 * i + 2, M->pref.prob[i]);
 	}
-	mg.count = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
-	mg.wins = wins > UINT32_MAX ? UINT32_MAX : (uint32_t)wins;
-	mg.draws = draws > UINT32_MAX ? UINT32_MAX : (uint32_t)draws;
-	mg.losses = losses > UINT32_MAX ? UINT32_MAX : (uint32_t)losses;
+	mg.count = M->count > UINT32_MAX ? UINT32_MAX : (uint32_t)M->count;
+	mg.wins = M->wins > UINT32_MAX ? UINT32_MAX : (uint32_t)M->wins;
+	mg.draws = M->draws > UINT32_MAX ? UINT32_MAX : (uint32_t)M->draws;
+	mg.losses = M->losses > UINT32_MAX ? UINT32_MAX : (uint32_t)M->losses;
 	if (pf_merge_encode(&mg, &R->mb) == -1)
 		goto oom;
-	*out = kept;
 	out->ext = R->mb.data;
 	out->ext_len = (uint32_t)R->mb.len;
 	return 0;
@@ -1861,8 +1968,12 @@ do_file(struct run *R, struct out *O, const char *path,
 				R->members[a] = R->members[b];
 				R->members[b] = tmp;
 			}
-			if (merge_twins(R, arena, off, R->members, nm,
-			    &rec) == -1)
+			merger_reset(&R->merger);
+			for (a = 0; a < nm; a++)
+				if (merger_add(R, &R->merger, arena +
+				    off[R->members[a]], 0) == -1)
+					return -1;
+			if (merger_finish(R, &R->merger, &rec) == -1)
 				return -1;
 		} else
 			rec_view(arena + off[merge ? order[i] : i], &rec);
@@ -1963,6 +2074,149 @@ bucket_reader(struct run *R, struct tmpreader *tr, int s, int level,
 }
 
 /*
+ * --dedup merge: the positions of a group that may have more twins than
+ * the memory holds, merged while the group is scattered again, so that
+ * each reaches its sub-bucket as one record.  Per split, one pass finds
+ * them in a fixed table (Misra and Gries: of n records, every position of
+ * more than n / (k + 1) is among the k kept); a second scatters the
+ * others and adds these to a merger each, in input order, as pass 2
+ * would, so that the merged record is the one pass 2 would make.
+ */
+struct heavy {
+	uint64_t key;		/* 0: empty */
+	uint64_t count;
+	uint8_t pos[POS_KEY_LEN];
+	uint32_t splits;	/* the splits it is merged in */
+	int in_first;		/* --dedup-across: the first split has it */
+	int merger;		/* this split's, or -1 */
+};
+
+struct heavies {
+	struct heavy *h;	/* the table being found, then the found */
+	size_t n, k;
+	uint32_t *idx;		/* 1 + index into h, by key */
+	uint64_t mask;
+};
+
+static void
+heavies_insert(struct heavies *H, size_t i)
+{
+	uint64_t j;
+
+	for (j = H->h[i].key & H->mask; H->idx[j] != 0; j = (j + 1) & H->mask)
+		;
+	H->idx[j] = (uint32_t)i + 1;
+}
+
+static void
+heavies_index(struct heavies *H)
+{
+	size_t i;
+
+	memset(H->idx, 0, (size_t)(H->mask + 1) * sizeof(*H->idx));
+	for (i = 0; i < H->n; i++)
+		heavies_insert(H, i);
+}
+
+/* pos's entry (key k), or NULL. */
+static struct heavy *
+heavies_find(const struct heavies *H, uint64_t k, const uint8_t *pos)
+{
+	uint64_t j;
+	struct heavy *e;
+
+	for (j = k & H->mask; H->idx[j] != 0; j = (j + 1) & H->mask) {
+		e = &H->h[H->idx[j] - 1];
+		if (e->key == k && memcmp(e->pos, pos, POS_KEY_LEN) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Count pos in the table of k (Misra and Gries). */
+static void
+heavies_count(struct heavies *H, uint64_t k, const uint8_t *pos)
+{
+	struct heavy *e;
+	size_t i, n;
+
+	if ((e = heavies_find(H, k, pos)) != NULL) {
+		e->count++;
+		return;
+	}
+	if (H->n < H->k) {
+		e = &H->h[H->n++];
+		memset(e, 0, sizeof(*e));
+		e->key = k;
+		e->count = 1;
+		memcpy(e->pos, pos, POS_KEY_LEN);
+		heavies_insert(H, H->n - 1);
+		return;
+	}
+	/* one less of each: those at none leave */
+	for (i = n = 0; i < H->n; i++)
+		if (--H->h[i].count > 0)
+			H->h[n++] = H->h[i];
+	H->n = n;
+	heavies_index(H);
+}
+
+/*
+ * Find the positions of the group's splits s0 .. s1-1 that may have many
+ * twins, into H (a table of H->k per split; H->h has room for it and for
+ * H->k per split after it): those counted at least twice, each with the
+ * splits it was found in.  0 / -1.
+ */
+static int
+heavies_find_all(struct run *R, struct heavies *H, int s0, int s1,
+    int level, uint64_t id, const struct tmpfile *tf)
+{
+	struct tmpreader tr;
+	struct heavy *found = H->h + H->k, *e;
+	size_t nfound = 0, i;
+	const uint8_t *p;
+	uint32_t len;
+	int s, rv = 0;
+
+	for (s = s0; s < s1; s++) {
+		if (tf[s].count == 0)
+			continue;
+		H->n = 0;
+		heavies_index(H);
+		if (bucket_reader(R, &tr, s, level, id, &tf[s]) == -1)
+			return -1;
+		while ((rv = tmpreader_next(&tr, &p, &len)) == 1)
+			heavies_count(H, pos_key(R, p + 4), p + 4);
+		tmpreader_close(&tr);
+		if (rv == -1)
+			return -1;
+		/* the found ones, each once, after the table */
+		for (i = 0; i < H->n; i++) {
+			if (H->h[i].count < 2)
+				continue;
+			for (e = found; e < found + nfound; e++)
+				if (e->key == H->h[i].key && memcmp(e->pos,
+				    H->h[i].pos, POS_KEY_LEN) == 0)
+					break;
+			if (e == found + nfound) {
+				*e = H->h[i];
+				e->splits = 0;
+				nfound++;
+			}
+			e->splits |= 1u << (s - s0);
+		}
+	}
+	memmove(H->h, found, nfound * sizeof(*found));
+	H->n = nfound;
+	for (i = 0; i < H->n; i++) {
+		H->h[i].in_first = 0;
+		H->h[i].merger = -1;
+	}
+	heavies_index(H);
+	return 0;
+}
+
+/*
  * Scatter every file of a group too large to load into nsub sub-buckets
  * (by position when positions are compared, so that sub-group i of every
  * split holds the same positions), then do each sub-group.
@@ -1991,8 +2245,14 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 	   scattered at random (a position's twins spread, as without
 	   --dedup) */
 	int randomly = 0;
+	/* --dedup merge: the twins of the positions of many merged now */
+	int fold = o->dedup == DEDUP_MERGE && R->hashed;
+	struct heavies H = { NULL, 0, 0, NULL, 0 };
+	struct merger *mg = NULL;
+	size_t nmg = 0, used = 0, m;
 	int s, rv = 0, ret = -1;
 	uint64_t tbytes = 0;
+	pf_record rec;
 
 	if (nsub > MAX_BUCKETS)
 		nsub = MAX_BUCKETS;
@@ -2018,6 +2278,32 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 	if ((drop_twins && twins_init(&own, tbytes) == -1) ||
 	    (across && twins_init(&first, tbytes) == -1))
 		goto out;
+	if (fold) {
+		/* mergers for an eighth of the memory, as the twin table of
+		   --dedup first would take */
+		uint64_t avg = 0, each;
+
+		for (s = s0; s < s1; s++)
+			if (tf[s].count > 0 && tf[s].bytes / tf[s].count > avg)
+				avg = tf[s].bytes / tf[s].count;
+		each = sizeof(struct merger) + 2 * avg;
+		H.k = (size_t)(o->memory / 8 / each);
+		if (H.k < 2)
+			H.k = 2;
+		if (H.k > 2 * MAX_BUCKETS)
+			H.k = 2 * MAX_BUCKETS;
+		H.mask = pow2_at_least(2 * H.k * (size_t)(s1 - s0 + 1)) - 1;
+		if ((H.h = calloc(H.k * (size_t)(s1 - s0 + 1),
+		    sizeof(*H.h))) == NULL || (H.idx = calloc(H.mask + 1,
+		    sizeof(*H.idx))) == NULL || (mg = calloc(H.k,
+		    sizeof(*mg))) == NULL) {
+			pf_warn("out of memory");
+			goto out;
+		}
+		nmg = H.k;
+		if (heavies_find_all(R, &H, s0, s1, level, id, tf) == -1)
+			goto out;
+	}
 	if (across && o->dedup == DEDUP_NONE && R->hashed && tf[s0].count) {
 		if (bucket_reader(R, &tr, s0, level, id, &tf[s0]) == -1)
 			goto out;
@@ -2038,6 +2324,9 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 			continue;
 		if (drop_twins)
 			twins_clear(&own);
+		for (m = 0; m < H.n; m++)
+			H.h[m].merger = -1;
+		used = 0;
 		for (i = 0; i < nsub; i++)
 			/* unique per level: i + 1 is 1 .. MAX_BUCKETS */
 			bucket_init(&w[i], s, level + 1, id *
@@ -2046,12 +2335,23 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 			goto out;
 		while ((rv = tmpreader_next(&tr, &p, &len)) == 1) {
 			uint64_t pk = R->hashed ? pos_key(R, p + 4) : 0;
+			struct heavy *h = NULL;
 
-			if (R->hashed && (drop_twins || across)) {
+			if (R->hashed && (drop_twins || across || H.n)) {
 				if (across && s > s0 && twins_find(&first,
 				    pk, p + 4, 0)) {
 					outs[s].across++;
 					continue;
+				}
+				if (H.n && (h = heavies_find(&H, pk,
+				    p + 4)) != NULL) {
+					/* exactly, though the table be full */
+					if (s > s0 && h->in_first) {
+						outs[s].across++;
+						continue;
+					}
+					if (across && s == s0)
+						h->in_first = 1;
 				}
 				if (drop_twins && twins_find(&own, pk, p + 4,
 				    1)) {
@@ -2060,6 +2360,18 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 				}
 				if (across && s == s0 && !randomly)
 					(void)twins_find(&first, pk, p + 4, 1);
+				if (h != NULL && (h->splits >> (s - s0) & 1)) {
+					if (h->merger == -1) {
+						h->merger = (int)used++;
+						merger_reset(&mg[h->merger]);
+					}
+					if (merger_add(R, &mg[h->merger], p,
+					    1) == -1) {
+						rv = -1;
+						break;
+					}
+					continue;
+				}
 			}
 			k = R->hashed && !randomly ? remix(pk,
 			    (uint64_t)level + 1) : mix64(idx, (uint64_t)level,
@@ -2074,6 +2386,23 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 		tmpreader_close(&tr);
 		if (rv == -1)
 			goto out;
+		/* the merged, each where its position goes */
+		for (m = 0; m < H.n; m++) {
+			struct merger *M;
+
+			if (H.h[m].merger == -1)
+				continue;
+			M = &mg[H.h[m].merger];
+			if (M->n > 1) {
+				outs[s].dropped += M->n - 1;
+				outs[s].merged++;
+			}
+			if (merger_finish(R, M, &rec) == -1 ||
+			    bucket_put(R, &w[fastrange(remix(H.h[m].key,
+			    (uint64_t)level + 1), nsub)], &rec, NULL,
+			    PF_CORE_SIZE + (size_t)rec.ext_len) == -1)
+				goto out;
+		}
 		for (i = 0; i < nsub; i++)
 			if (bucket_finish(R, &w[i], &sub[s][i]) == -1)
 				goto out;
@@ -2085,6 +2414,15 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 	free(own.t);
 	free(first.t);
 	own.t = first.t = NULL;
+	for (m = 0; m < nmg; m++)
+		merger_free(&mg[m]);
+	free(mg);
+	free(H.h);
+	free(H.idx);
+	mg = NULL;
+	H.h = NULL;
+	H.idx = NULL;
+	nmg = 0;
 	for (i = 0; i < nsub; i++) {
 		memset(one, 0, sizeof(one));
 		for (s = s0; s < s1; s++)
@@ -2102,6 +2440,11 @@ out:
 	free(sub);
 	free(own.t);
 	free(first.t);
+	for (m = 0; m < nmg; m++)
+		merger_free(&mg[m]);
+	free(mg);
+	free(H.h);
+	free(H.idx);
 	return ret;
 }
 
@@ -2844,6 +3187,7 @@ out:
 		free(R->next);
 		free(R->order);
 		pf_extbuf_free(&R->mb);
+		merger_free(&R->merger);
 		free(R);
 	}
 	if (o.verify == NULL)
