@@ -488,7 +488,6 @@ game_values(struct run *R, struct game *g)
 	pf_eval e;
 
 	for (int k = 0; k < g->n; k++) {
-		g->rec[k].ext = g->bytes + g->off[k];
 		g->cls[k] = PF_REPAIR_NONE;
 		g->flags[k] = 0;
 	}
@@ -806,6 +805,10 @@ close_game(struct run *R)
 	if (g == NULL)
 		return;
 	R->cur = NULL;
+	/* its records' extensions are the game's copies from here on, as
+	   the reader's buffer moves on (written as they came or not) */
+	for (int k = 0; k < g->n; k++)
+		g->rec[k].ext = g->bytes + g->off[k];
 	if (g->skip) {
 		g->done = 1;
 		write_games(R);

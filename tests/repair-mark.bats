@@ -218,6 +218,16 @@ scholar() {
 	assert_output --partial "the games from here on are written unrepaired"
 	assert_output --partial "2 games left unrepaired"
 	cmp <(posdump two.pos) <(posdump out.pos)
+	# more games than the reader's buffer holds (their extensions are
+	# copied as they are read), and a last game cut short (no last flag)
+	pgn2pos --max-plies 30 "$TESTDATA/lichess_db_100k.pgn" 2>/dev/null |
+	    uci-eval -d 1 -j 2 2>/dev/null > many.pos
+	cat many.pos many.pos many.pos many.pos > four.pos
+	[ "$(stat -c %s four.pos)" -gt 1000000 ]
+	run repair-mark --mode panda -j 1 -e ./nonexistent four.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "188 games left unrepaired"
+	cmp <(posdump --json four.pos) <(posdump --json out.pos)
 }
 
 @test "panda: an evaluation with no search limit needs -d or -n" {
