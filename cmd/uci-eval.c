@@ -431,6 +431,12 @@ parse_opts(int argc, char **argv, struct opts *o)
 		usage();
 		return 2;
 	}
+	if (o->reproducible && o->newgame == NG_NEVER) {
+		pf_warnx("--reproducible needs ucinewgame between games: not "
+		    "--newgame never");
+		usage();
+		return 2;
+	}
 	if (o->keep_depths && o->multipv == 0) {
 		pf_warnx("--keep-depths needs --multipv");
 		usage();
@@ -1219,7 +1225,7 @@ pick(struct run *R, struct worker *E)
  * one-position games (ply 0 and the last of their game, as pgn2pos --epd
  * makes them) are unrelated positions: clearing the hash for each would
  * cost more than their search at low depth, unless asked for with
- * --newgame position.
+ * --newgame position, or --reproducible (each is a game of its own).
  */
 static int
 new_game(const struct run *R, const pf_record *rec, int new_run)
@@ -1232,7 +1238,7 @@ new_game(const struct run *R, const pf_record *rec, int new_run)
 	default:
 		if (rec->game_id == 0 ||
 		    (rec->ply == 0 && (rec->flags & PF_RF_LAST)))
-			return 0;
+			return R->o->reproducible;
 		return new_run;
 	}
 }

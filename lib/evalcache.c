@@ -36,6 +36,7 @@ typedef struct slot {
 	uint64_t off;		/* file offset of the value */
 	uint8_t *mem;		/* memory value, or NULL for a file entry */
 	uint32_t len;
+	uint32_t grp;		/* memory: its group, or 0 */
 } slot;
 
 struct pf_evalcache {
@@ -43,7 +44,10 @@ struct pf_evalcache {
 	size_t mask, used;
 	size_t mem_limit, mem_used;
 	uint64_t *fifo;		/* keys of memory entries, oldest first */
+	uint32_t *fifo_grp;	/* and their groups */
 	size_t fifo_head, fifo_len, fifo_cap;
+	uint32_t grp_seq;	/* the last group numbered */
+	uint32_t pinned;	/* the group of the last memory hit */
 	int fd;
 	int nowrite;		/* a write failed: new values go to memory */
 	uint64_t end;		/* file size: where the next entry goes */
@@ -166,40 +170,72 @@ release_mem(pf_evalcache *c, slot *s)
 	}
 }
 
-static void
-evict(pf_evalcache *c, size_t need)
-{
-	while (c->mem_used + need > c->mem_limit && c->fifo_len > 0) {
-		uint64_t k = c->fifo[c->fifo_head];
-		slot *s;
-
-		c->fifo_head = (c->fifo_head + 1) % c->fifo_cap;
-		c->fifo_len--;
-		if ((s = find(c, k)) != NULL && s->mem != NULL) {
-			release_mem(c, s);
-			delete(c, s);
-		}
-	}
-}
-
 static int
-fifo_push(pf_evalcache *c, uint64_t key)
+fifo_push(pf_evalcache *c, uint64_t key, uint32_t grp)
 {
 	if (c->fifo_len == c->fifo_cap) {
 		size_t ncap = c->fifo_cap ? c->fifo_cap * 2 : 1024;
 		uint64_t *nf = malloc(ncap * sizeof(*nf));
+		uint32_t *ng = malloc(ncap * sizeof(*ng));
 
-		if (nf == NULL)
+		if (nf == NULL || ng == NULL) {
+			free(nf);
+			free(ng);
 			return -1;
-		for (size_t i = 0; i < c->fifo_len; i++)
+		}
+		for (size_t i = 0; i < c->fifo_len; i++) {
 			nf[i] = c->fifo[(c->fifo_head + i) % c->fifo_cap];
+			ng[i] = c->fifo_grp[(c->fifo_head + i) % c->fifo_cap];
+		}
 		free(c->fifo);
+		free(c->fifo_grp);
 		c->fifo = nf;
+		c->fifo_grp = ng;
 		c->fifo_cap = ncap;
 		c->fifo_head = 0;
 	}
-	c->fifo[(c->fifo_head + c->fifo_len++) % c->fifo_cap] = key;
+	c->fifo[(c->fifo_head + c->fifo_len) % c->fifo_cap] = key;
+	c->fifo_grp[(c->fifo_head + c->fifo_len++) % c->fifo_cap] = grp;
 	return 0;
+}
+
+/*
+ * Drop memory entries, oldest first, until need more bytes fit: a
+ * group's entries all go (each is dropped as it comes to the front, and
+ * a group is dropped from its first), except the pinned group's, which
+ * go to the back.
+ */
+static void
+evict(pf_evalcache *c, size_t need)
+{
+	size_t spins = 0;
+	uint32_t going = 0;	/* the group being dropped */
+
+	while (c->fifo_len > 0) {
+		uint64_t k = c->fifo[c->fifo_head];
+		uint32_t g = c->fifo_grp[c->fifo_head];
+		slot *s;
+
+		if (c->mem_used + need <= c->mem_limit &&
+		    (going == 0 || g != going))
+			break;
+		c->fifo_head = (c->fifo_head + 1) % c->fifo_cap;
+		c->fifo_len--;
+		if (g != 0 && g == c->pinned) {
+			/* (room for it: one was just taken) */
+			(void)fifo_push(c, k, g);
+			if (++spins > c->fifo_len)
+				break;	/* only the pinned group is left */
+			continue;
+		}
+		spins = 0;
+		going = g;
+		if ((s = find(c, k)) != NULL && s->mem != NULL &&
+		    s->grp == g) {
+			release_mem(c, s);
+			delete(c, s);
+		}
+	}
 }
 
 static int
@@ -500,8 +536,12 @@ pf_evalcache_get(pf_evalcache *c, uint64_t key, pf_extbuf *out)
 
 	if (s == NULL)
 		return 0;
-	if (s->mem != NULL)
+	if (s->mem != NULL) {
+		/* a group being read is not dropped for the next */
+		if (s->grp != 0)
+			c->pinned = s->grp;
 		return pf_extbuf_append_raw(out, s->mem, s->len) == 0 ? 1 : -1;
+	}
 	if (c->fd == -1)
 		return 0;
 	/* The whole entry, checked again: the file may have changed. */
@@ -585,9 +625,11 @@ index_file(pf_evalcache *c, uint64_t key, uint64_t off, size_t len)
 	return 0;
 }
 
-/* Store a value in memory, if it fits and the key has none. */
+/* Store a value in memory (of group grp, or 0), if it fits and the key
+   has none; room is made first unless grp (the group's is made). */
 static int
-put_mem(pf_evalcache *c, uint64_t key, const uint8_t *val, size_t len)
+put_mem(pf_evalcache *c, uint64_t key, const uint8_t *val, size_t len,
+    uint32_t grp)
 {
 	slot *s;
 
@@ -595,11 +637,13 @@ put_mem(pf_evalcache *c, uint64_t key, const uint8_t *val, size_t len)
 		return 0;
 	if ((s = find(c, key)) != NULL)
 		return 0;	/* already there */
-	evict(c, len + MEM_OVERHEAD);
+	if (grp == 0)
+		evict(c, len + MEM_OVERHEAD);
 	if ((s = insert(c, key)) == NULL)
 		return -1;
+	s->grp = grp;
 	if ((s->mem = malloc(len ? len : 1)) == NULL ||
-	    fifo_push(c, key) == -1) {
+	    fifo_push(c, key, grp) == -1) {
 		free(s->mem);
 		s->mem = NULL;
 		delete(c, s);
@@ -636,7 +680,7 @@ pf_evalcache_put(pf_evalcache *c, uint64_t key, const uint8_t *val,
 			return 0;
 		}
 	}
-	return put_mem(c, key, val, len) == -1 ? -1 : rc;
+	return put_mem(c, key, val, len, 0) == -1 ? -1 : rc;
 }
 
 /*
@@ -713,9 +757,19 @@ pf_evalcache_put_group(pf_evalcache *c, const pf_evalcache_item *items,
 			return 0;
 		}
 	}
+	/* in memory: the whole group, or none of it */
+	for (i = 0, total = 0; i < count; i++)
+		total += items[i].len + MEM_OVERHEAD;
+	if (count == 0 || total > c->mem_limit)
+		return rc;
+	evict(c, total);
+	if (c->mem_used + total > c->mem_limit)
+		return rc;	/* the pinned group takes the room */
+	if (++c->grp_seq == 0)
+		c->grp_seq = 1;
 	for (i = 0; i < count; i++)
 		if (put_mem(c, fix_key(items[i].key), items[i].val,
-		    items[i].len) == -1)
+		    items[i].len, c->grp_seq) == -1)
 			return -1;
 	return rc;
 }
@@ -765,6 +819,7 @@ pf_evalcache_free(pf_evalcache *c)
 		free(c->tab[i].mem);
 	free(c->tab);
 	free(c->fifo);
+	free(c->fifo_grp);
 	free(c->rbuf);
 	free(c->path);
 	if (c->fd != -1)

@@ -922,6 +922,35 @@ expected_segments() {
 	cmp <(posdump --json a.pos) <(posdump --json c.pos | sed 's/"time_ms":[0-9]*/"time_ms":0/g')
 }
 
+@test "--reproducible: one-position games and positions of no game each on its own, in any order" {
+	pgn2pos --max-plies 60 "$TESTDATA/lichess_db_10k.pgn" 2>/dev/null |
+	    posdump --fields fen | awk 'NR % 5 == 0 { print $1, $2, $3, $4 }' |
+	    head -n 40 > a.epd
+	tac a.epd > b.epd
+	# one-position games (as pgn2pos makes of EPD), forward and reversed
+	for f in a b; do
+		pgn2pos $f.epd 2>/dev/null |
+		    uci-eval -d 8 -j 1 --reproducible -e "$SF" 2>/dev/null |
+		    posdump --json | jq -c '[.fen, (.exts[] | select(.type == "eval") | .cp, .nodes)]' |
+		    sort > $f.txt
+	done
+	[ "$(wc -l < a.txt)" -eq 40 ]
+	cmp a.txt b.txt
+	# positions of no game (id 0)
+	for f in a b; do
+		sed 's/$/ 0 1/' $f.epd | "$BUILD_DIR/tests/tools/mkrec" |
+		    uci-eval -d 8 -j 1 --reproducible -e "$SF" 2>/dev/null |
+		    posdump --json | jq -c '[.fen, (.exts[] | select(.type == "eval") | .cp, .nodes)]' |
+		    sort > $f.0.txt
+	done
+	cmp a.0.txt b.0.txt
+	cmp a.txt a.0.txt
+	# and not without ucinewgame
+	run uci-eval -d 8 --reproducible --newgame never -e "$SF" /dev/null
+	assert_failure 2
+	assert_output --partial "--reproducible needs ucinewgame between games"
+}
+
 @test "--reproducible: the same records at any -j, from any game order, and after kills with --cache" {
 	games 6 60 > in.pos
 	uci-eval -d 7 -j 1 --reproducible -e "$SF" in.pos -o ref.pos 2>/dev/null

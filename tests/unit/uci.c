@@ -219,6 +219,64 @@ test_process(void)
 
 }
 
+/* Hits of keys lo .. hi-1 in c. */
+static int
+hits(pf_evalcache *c, uint64_t lo, uint64_t hi)
+{
+	pf_extbuf out = { 0 };
+	int n = 0;
+
+	for (uint64_t k = lo; k < hi; k++)
+		n += pf_evalcache_get(c, k, &out) == 1;
+	pf_extbuf_free(&out);
+	return n;
+}
+
+/* Groups in memory: dropped whole, the one being read kept, one larger
+   than the memory not kept. */
+static void
+test_cache_groups(const uint8_t *val)
+{
+	pf_evalcache_item a[3], b[3], d[3], big[8];
+	pf_evalcache *c;
+	int i;
+
+	/* 100 bytes and 48 of bookkeeping each: six fit in 1000 */
+	for (i = 0; i < 3; i++) {
+		a[i] = (pf_evalcache_item){ 10 + (uint64_t)i, val, 100 };
+		b[i] = (pf_evalcache_item){ 20 + (uint64_t)i, val, 100 };
+		d[i] = (pf_evalcache_item){ 30 + (uint64_t)i, val, 100 };
+	}
+	for (i = 0; i < 8; i++)
+		big[i] = (pf_evalcache_item){ 40 + (uint64_t)i, val, 100 };
+	c = pf_evalcache_new(1000);
+	CHECK(pf_evalcache_put_group(c, a, 3) == 0 &&
+	    pf_evalcache_put_group(c, b, 3) == 0 && hits(c, 20, 23) == 3,
+	    "groups put");
+	/* one more: the oldest group goes whole, not one entry of it */
+	CHECK(pf_evalcache_put(c, 99, val, 100) == 0, "put after groups");
+	CHECK(hits(c, 10, 13) == 0 && hits(c, 20, 23) == 3 &&
+	    hits(c, 99, 100) == 1, "the oldest group dropped whole "
+	    "(%d of a left)", hits(c, 10, 13));
+	pf_evalcache_free(c);
+
+	/* a group being read (hit last) stays while the next is put */
+	c = pf_evalcache_new(1000);
+	pf_evalcache_put_group(c, a, 3);
+	pf_evalcache_put_group(c, b, 3);
+	CHECK(hits(c, 10, 11) == 1, "first of a read");
+	CHECK(pf_evalcache_put_group(c, d, 3) == 0, "third group put");
+	CHECK(hits(c, 11, 13) == 2 && hits(c, 20, 23) == 0 &&
+	    hits(c, 30, 33) == 3, "the group being read kept, the next "
+	    "oldest dropped whole");
+	/* larger than the memory: not kept at all */
+	CHECK(pf_evalcache_put_group(c, big, 8) == 0 && hits(c, 40, 48) == 0,
+	    "a group larger than the memory is not kept");
+	CHECK(hits(c, 10, 13) == 3 && hits(c, 30, 33) == 3,
+	    "and drops nothing");
+	pf_evalcache_free(c);
+}
+
 static void
 test_cache(void)
 {
@@ -248,6 +306,7 @@ test_cache(void)
 	CHECK(pf_evalcache_get(c, 199, &out) == 1, "newest kept");
 	CHECK(pf_evalcache_get(c, 100, &out) == 0, "oldest dropped");
 	pf_evalcache_free(c);
+	test_cache_groups(val);
 
 	fd = mkstemp(path);
 	close(fd);
