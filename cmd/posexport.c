@@ -287,6 +287,7 @@ main(int argc, char **argv)
 	pf_evalsel sel;
 	pf_export_opts xo;
 	char err[512];
+	unsigned info;
 	int r, i, dir;
 
 	pf_prog_init(argv);
@@ -315,26 +316,26 @@ main(int argc, char **argv)
 		usage();
 		return PF_EXIT_USAGE;
 	}
-	if (o.best_move && !pf_export_best_move(o.format)) {
+	info = pf_export_info(o.format);
+	if (o.best_move && !(info & PF_EXPORT_OPT_BEST)) {
 		pf_warnx("--move best: -F %s holds no move to replace (binpack, "
 		    "plain and bin do)", o.format);
 		usage();
 		return PF_EXIT_USAGE;
 	}
-	if (o.npy_only != NULL && strcmp(o.format, "npy") != 0) {
+	if (o.npy_only != NULL && !(info & PF_EXPORT_OPT_NPY)) {
 		pf_warnx("--%s is npy's: -F %s has none", o.npy_only,
 		    o.format);
 		usage();
 		return PF_EXIT_USAGE;
 	}
-	if (o.value_method != 0 && strcmp(o.format, "npy") != 0 &&
-	    strcmp(o.format, "lc0") != 0) {
+	if (o.value_method != 0 && !(info & PF_EXPORT_OPT_VALUE)) {
 		pf_warnx("--value is npy's and lc0's: -F %s has none",
 		    o.format);
 		usage();
 		return PF_EXIT_USAGE;
 	}
-	if (o.lc0_input != 0 && strcmp(o.format, "lc0") != 0) {
+	if (o.lc0_input != 0 && !(info & PF_EXPORT_OPT_LC0INPUT)) {
 		pf_warnx("--input-type is lc0's input format: -F %s has none",
 		    o.format);
 		usage();
@@ -348,9 +349,9 @@ main(int argc, char **argv)
 	}
 	if (dir)
 		pf_filter_init(&f);
-	/* plain is text: a terminal may have it */
+	/* text (plain): a terminal may have it */
 	else if (pf_filter_open_raw(&f, o.out.output, o.out.force ||
-	    strcmp(o.format, "plain") == 0) == -1)
+	    (info & PF_EXPORT_TEXT)) == -1)
 		return pf_filter_close(&f);
 	memset(&xo, 0, sizeof(xo));
 	xo.eval = o.eval;
@@ -383,7 +384,7 @@ main(int argc, char **argv)
 	if (pf_filter_complete(&f) && !f.write_failed) {
 		char drawn[64] = "", unfit[64] = "";
 
-		if (strcmp(o.format, "npy") != 0)
+		if (info & PF_EXPORT_DRAWS)
 			snprintf(drawn, sizeof(drawn), "; %" PRIu64 " of "
 			    "unknown result as draws",
 			    pf_export_unknown_results(R.x));

@@ -78,9 +78,13 @@ struct format {
 	const char *name;
 	const char *suffix;
 	int directory;
+	unsigned info;		/* PF_EXPORT_TEXT, ... (export.h) */
 	int (*open)(pf_export *x);
 	int (*put)(pf_export *x, const pf_record *rec, int *why);
+	int (*idle)(pf_export *x);	/* NULL: nothing to hand on */
 	int (*close)(pf_export *x);
+	/* the 32-byte boards (marlinformat, bulletformat): board_put */
+	void (*encode)(const pf_sfentry *e, uint8_t *out);
 };
 
 static int
@@ -248,18 +252,19 @@ bin_put(pf_export *x, const pf_record *rec, int *why)
 	return out_put(x, out, sizeof(out)) == -1 ? -1 : 1;
 }
 
+_Static_assert(PF_MARLIN_SIZE == 32 && PF_BULLET_SIZE == 32,
+    "the boards of board_put are 32 bytes");
+
+/* An entry of a format of 32-byte boards (its encode). */
 static int
-marlin_put(pf_export *x, const pf_record *rec, int *why)
+board_put(pf_export *x, const pf_record *rec, int *why)
 {
 	pf_sfentry e;
-	uint8_t out[PF_MARLIN_SIZE];
+	uint8_t out[32];
 
 	if (!entry(x, rec, PF_SFMOVE_ANY, &e, why))
 		return 0;
-	if (strcmp(x->fmt->name, "bulletformat") == 0)
-		pf_bullet_encode(&e, out);
-	else
-		pf_marlin_encode(&e, out);
+	x->fmt->encode(&e, out);
 	return out_put(x, out, sizeof(out)) == -1 ? -1 : 1;
 }
 
@@ -410,6 +415,20 @@ npy_flush(pf_export *x)
 		    x->rows) == -1)
 			return fail(x, "%s", pf_npy_error(x->arrays[i].f));
 	x->rows = 0;
+	return 0;
+}
+
+/* Write the buffered rows and hand on what the files hold. */
+static int
+npy_idle(pf_export *x)
+{
+	int i;
+
+	if (npy_flush(x) == -1)
+		return -1;
+	for (i = 0; i < x->narrays; i++)
+		if (pf_npy_flush(x->arrays[i].f) == -1)
+			return fail(x, "%s", pf_npy_error(x->arrays[i].f));
 	return 0;
 }
 
@@ -627,16 +646,25 @@ lc0_close(pf_export *x)
 
 /* ---- the formats ------------------------------------------------------- */
 
+/* binpack's and lc0's chunks go out whole, when complete: no idle */
 static const struct format formats[] = {
-	{ "binpack", ".binpack", 0, binpack_open, binpack_put,
-	    binpack_close },
-	{ "plain", ".plain", 0, buf_open, plain_put, buf_close },
-	{ "bin", ".bin", 0, buf_open, bin_put, buf_close },
-	{ "marlinformat", ".marlin", 0, buf_open, marlin_put, buf_close },
-	{ "bulletformat", ".bullet", 0, buf_open, marlin_put, buf_close },
-	{ "viriformat", ".viri", 0, viri_open, viri_put, viri_close },
-	{ "npy", "", 1, npy_open, npy_put, npy_close },
-	{ "lc0", "", 1, lc0_open, lc0_put, lc0_close },
+	{ "binpack", ".binpack", 0, PF_EXPORT_DRAWS | PF_EXPORT_OPT_BEST,
+	    binpack_open, binpack_put, NULL, binpack_close, NULL },
+	{ "plain", ".plain", 0, PF_EXPORT_TEXT | PF_EXPORT_DRAWS |
+	    PF_EXPORT_OPT_BEST, buf_open, plain_put, out_flush, buf_close,
+	    NULL },
+	{ "bin", ".bin", 0, PF_EXPORT_DRAWS | PF_EXPORT_OPT_BEST,
+	    buf_open, bin_put, out_flush, buf_close, NULL },
+	{ "marlinformat", ".marlin", 0, PF_EXPORT_DRAWS,
+	    buf_open, board_put, out_flush, buf_close, pf_marlin_encode },
+	{ "bulletformat", ".bullet", 0, PF_EXPORT_DRAWS,
+	    buf_open, board_put, out_flush, buf_close, pf_bullet_encode },
+	{ "viriformat", ".viri", 0, PF_EXPORT_DRAWS,
+	    viri_open, viri_put, out_flush, viri_close, NULL },
+	{ "npy", "", 1, PF_EXPORT_OPT_NPY | PF_EXPORT_OPT_VALUE,
+	    npy_open, npy_put, npy_idle, npy_close, NULL },
+	{ "lc0", "", 1, PF_EXPORT_DRAWS | PF_EXPORT_OPT_VALUE |
+	    PF_EXPORT_OPT_LC0INPUT, lc0_open, lc0_put, NULL, lc0_close, NULL },
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -677,11 +705,18 @@ pf_export_move_word(const char *word)
 	    0 : -1;
 }
 
+unsigned
+pf_export_info(const char *format)
+{
+	const struct format *f = find(format);
+
+	return f == NULL ? 0 : f->info;
+}
+
 int
 pf_export_best_move(const char *format)
 {
-	return strcmp(format, "binpack") == 0 || strcmp(format, "plain") == 0 ||
-	    strcmp(format, "bin") == 0;
+	return (pf_export_info(format) & PF_EXPORT_OPT_BEST) != 0;
 }
 
 pf_export *
@@ -705,7 +740,7 @@ pf_export_open(const char *format, int fd, const char *dir, const char *name,
 	x->fmt = f;
 	x->o = *o;
 	x->fd = fd;
-	if (o->best_move && !pf_export_best_move(format)) {
+	if (o->best_move && !(f->info & PF_EXPORT_OPT_BEST)) {
 		snprintf(err, errlen, "%s holds no best move in place of the "
 		    "move played (binpack, plain and bin do)", format);
 		pf_export_free(x);
@@ -772,21 +807,7 @@ pf_export_free(pf_export *x)
 int
 pf_export_idle(pf_export *x)
 {
-	int i;
-
-	if (strcmp(x->fmt->name, "binpack") == 0 ||
-	    strcmp(x->fmt->name, "lc0") == 0)
-		return 0;	/* chunks go out whole */
-	if (strcmp(x->fmt->name, "npy") == 0) {
-		if (npy_flush(x) == -1)
-			return -1;
-		for (i = 0; i < x->narrays; i++)
-			if (pf_npy_flush(x->arrays[i].f) == -1)
-				return fail(x, "%s",
-				    pf_npy_error(x->arrays[i].f));
-		return 0;
-	}
-	return out_flush(x);
+	return x->fmt->idle == NULL ? 0 : x->fmt->idle(x);
 }
 
 const char *

@@ -44,14 +44,26 @@ typedef struct pf_export_opts {
 	int perspective, opposite, policy_width, pqr, planes;
 } pf_export_opts;
 
+/* What a format is and which options it takes (pf_export_info). */
+#define PF_EXPORT_TEXT		0x01	/* text: a terminal may have it */
+#define PF_EXPORT_DRAWS		0x02	/* an unknown result written as a
+					   draw (pf_export_unknown_results) */
+#define PF_EXPORT_OPT_BEST	0x10	/* best_move */
+#define PF_EXPORT_OPT_VALUE	0x20	/* value_method */
+#define PF_EXPORT_OPT_LC0INPUT	0x40	/* lc0_input */
+#define PF_EXPORT_OPT_NPY	0x80	/* features, perspective, opposite,
+					   policy_width, pqr, planes */
+
 typedef struct pf_export pf_export;
 
 /* The formats' names, NULL-terminated. */
 extern const char *const pf_export_formats[];
 /* 1 when format writes a directory, 0 a stream, -1 not a format. */
 int		 pf_export_directory(const char *format);
+/* The PF_EXPORT_TEXT, ... bits of format; 0 for an unknown format. */
+unsigned	 pf_export_info(const char *format);
 /* 1 when format holds a move that may be the best move in place of the
-   move played (binpack, plain, bin: pf_export_opts.best_move), else 0. */
+   move played (PF_EXPORT_OPT_BEST: binpack, plain, bin), else 0. */
 int		 pf_export_best_move(const char *format);
 /* The value of pf_export_opts.best_move the words "played" (0) and "best"
    (1) name; -1 for anything else. */
