@@ -319,7 +319,7 @@ main(int argc, char **argv)
 	info = pf_export_info(o.format);
 	if (o.best_move && !(info & PF_EXPORT_OPT_BEST)) {
 		pf_warnx("--move best: -F %s holds no move to replace (binpack, "
-		    "plain and bin do)", o.format);
+		    "plain, bin and lc0 do)", o.format);
 		usage();
 		return PF_EXIT_USAGE;
 	}

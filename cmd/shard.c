@@ -409,7 +409,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (o->best_move && !pf_export_best_move(o->format)) {
 		pf_warnx("--move best: --format %s holds no move to replace "
-		    "(binpack, plain and bin do)", o->format);
+		    "(binpack, plain, bin and lc0 do)", o->format);
 		usage();
 		return 2;
 	}

@@ -132,7 +132,7 @@ out_put(pf_export *x, const void *p, size_t n)
 	return 0;
 }
 
-/* The move binpack, plain and bin hold (PF_SFMOVE_*). */
+/* The move binpack, plain, bin and lc0 hold (PF_SFMOVE_*). */
 static int
 sfmove(const pf_export *x)
 {
@@ -546,7 +546,7 @@ lc0_add(pf_export *x, const pf_record *rec, int *why)
 	int nm, i, k, black, have_val = 0, have_eval, idx, tf;
 	float q, d, best;
 
-	if (!entry(x, rec, PF_SFMOVE_PLAYED, &e, why))
+	if (!entry(x, rec, sfmove(x), &e, why))
 		return 0;
 	have_eval = pf_evalsel_find(&x->sel, rec, &ev) == 1;
 	pf_ext_iter_init(&it, rec);
@@ -563,7 +563,8 @@ lc0_add(pf_export *x, const pf_record *rec, int *why)
 		*why = PF_EXPORT_NO_POLICY;
 		return 0;
 	}
-	if (x->ngame > 0 && (rec->game_id != x->game_id ||
+	/* a record of no game is a game of its own */
+	if (x->ngame > 0 && (rec->game_id != x->game_id || rec->game_id == 0 ||
 	    x->ngame == GAME_MAX) && lc0_flush(x) == -1)
 		return -1;
 	x->game_id = rec->game_id;
@@ -632,8 +633,8 @@ lc0_put(pf_export *x, const pf_record *rec, int *why)
 {
 	int r = lc0_add(x, rec, why);
 
-	if (r != -1 && (rec->flags & PF_RF_LAST) && x->ngame > 0 &&
-	    rec->game_id == x->game_id && lc0_flush(x) == -1)
+	if (r != -1 && (rec->flags & PF_RF_LAST || rec->game_id == 0) &&
+	    x->ngame > 0 && rec->game_id == x->game_id && lc0_flush(x) == -1)
 		return -1;
 	return r;
 }
@@ -663,8 +664,9 @@ static const struct format formats[] = {
 	    viri_open, viri_put, out_flush, viri_close, NULL },
 	{ "npy", "", 1, PF_EXPORT_OPT_NPY | PF_EXPORT_OPT_VALUE,
 	    npy_open, npy_put, npy_idle, npy_close, NULL },
-	{ "lc0", "", 1, PF_EXPORT_DRAWS | PF_EXPORT_OPT_VALUE |
-	    PF_EXPORT_OPT_LC0INPUT, lc0_open, lc0_put, NULL, lc0_close, NULL },
+	{ "lc0", "", 1, PF_EXPORT_DRAWS | PF_EXPORT_OPT_BEST |
+	    PF_EXPORT_OPT_VALUE | PF_EXPORT_OPT_LC0INPUT, lc0_open, lc0_put,
+	    NULL, lc0_close, NULL },
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -742,7 +744,7 @@ pf_export_open(const char *format, int fd, const char *dir, const char *name,
 	x->fd = fd;
 	if (o->best_move && !(f->info & PF_EXPORT_OPT_BEST)) {
 		snprintf(err, errlen, "%s holds no best move in place of the "
-		    "move played (binpack, plain and bin do)", format);
+		    "move played (binpack, plain, bin and lc0 do)", format);
 		pf_export_free(x);
 		return NULL;
 	}

@@ -63,7 +63,7 @@ int		 pf_export_directory(const char *format);
 /* The PF_EXPORT_TEXT, ... bits of format; 0 for an unknown format. */
 unsigned	 pf_export_info(const char *format);
 /* 1 when format holds a move that may be the best move in place of the
-   move played (PF_EXPORT_OPT_BEST: binpack, plain, bin), else 0. */
+   move played (PF_EXPORT_OPT_BEST: binpack, plain, bin, lc0), else 0. */
 int		 pf_export_best_move(const char *format);
 /* The value of pf_export_opts.best_move the words "played" (0) and "best"
    (1) name; -1 for anything else. */

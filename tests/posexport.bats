@@ -265,7 +265,7 @@ e"
 	posexport -F plain --eval depth:3 two.pos 2>/dev/null | grep -x 'score 62'
 }
 
-@test "--move best: the evaluation's best move in place of the move played (binpack, plain, bin), positions of no game too" {
+@test "--move best: the evaluation's best move in place of the move played (binpack, plain, bin, lc0), positions of no game too" {
 	d="$BATS_FILE_TMPDIR"
 	# board, ply and the best move of the evaluation --eval chooses
 	key() { posdump --json --fields fen,ply,move,eval "$@" |
@@ -303,8 +303,31 @@ e"
 		assert_failure 2
 		[[ "$stderr" == "posexport: --move best: -F $F holds no move to replace"* ]] || fail "$stderr"
 	done
-	run --separate-stderr posexport -F lc0 --move best e.pos -o y
-	assert_failure 2
+	# lc0: played_idx the best move; each position of no game a chunk
+	# of its own (its history is no other's)
+	pgn2pos --epd e.epd 2>/dev/null |
+	    uci-eval -e "$(stockfish_path)" -d 4 -m all 2>/dev/null |
+	    softtarget 2>/dev/null > es.pos
+	run posexport -F lc0 es.pos -o nobest
+	assert_success
+	assert_output --partial "0 written"
+	run posexport -F lc0 --move best es.pos -o lb
+	assert_success
+	assert_output --partial "2 written"
+	[ "$(ls lb | wc -l)" -eq 2 ]
+	for c in lb/training.*.gz; do
+		[ "$(zcat "$c" | wc -c)" -eq 8356 ]
+	done
+	posimport -F lc0 lb 2>/dev/null | posdump --json | jq -r '.move' | sort > lb.moves
+	posdump --json es.pos | jq -r '[.exts[] | select(.type == "eval")][0].best' |
+	    grep -v -- - | sort > best.moves
+	cmp lb.moves best.moves
+	# positions of no game (id 0), even consecutive ones: a chunk each
+	posdump --fields fen e.pos | head -n 2 | "$BUILD_DIR/tests/tools/mkrec" |
+	    uci-eval -e "$(stockfish_path)" -d 4 -m all 2>/dev/null | softtarget 2>/dev/null > z.pos
+	run posexport -F lc0 --move best z.pos -o lz
+	assert_success
+	[ "$(ls lz | wc -l)" -eq 2 ]
 	run --separate-stderr posexport -F plain --move worst e.pos
 	assert_failure 2
 	[[ "$stderr" == "posexport: --move worst: played or best"* ]]
