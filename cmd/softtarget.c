@@ -517,7 +517,6 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 	uint8_t *p;
 	double r = -1, cp;
 	char err[128];
-	pf_board b;
 
 	/* The chain holds only from one record to the next. */
 	if (!run->chain_used)
@@ -578,6 +577,14 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 		best.score = have_repaired ? rp.repaired : 0;
 	}
 
+	/* The board, checked whatever the targets (built in the chain, so
+	   that the next record can follow from it). */
+	if (pf_boardchain_next(&run->chain, rec, err, sizeof(err)) < 0) {
+		pf_filter_error(&run->f, recno, "bad position: %s", err);
+		return -1;
+	}
+	run->chain_used = 1;
+
 	pf_extbuf_reset(&run->eb);
 	if (nrepl == 0) {
 		if (pf_extbuf_append_raw(&run->eb, rec->ext, rec->ext_len) < 0)
@@ -597,14 +604,6 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 			if (!table_well_formed(&table)) {
 				pf_filter_error(&run->f, recno,
 				    "per-move scores: malformed extension");
-				return -1;
-			}
-			/* The board is built in the chain, so that the next
-			   record can follow from it. */
-			if (pf_boardchain_next(&run->chain, rec, err,
-			    sizeof(err)) < 0) {
-				pf_filter_error(&run->f, recno, "bad position: %s",
-				    err);
 				return -1;
 			}
 			/* Room for the largest policy, then cut to size. */
@@ -630,18 +629,10 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 				run->eb.len += PF_EXT_HEADER_SIZE +
 				    (size_t)plen;
 			}
-			run->chain_used = 1;
 		} else if (o->require) {
 			pf_move moves[PF_MAX_MOVES];
 
-			if (pf_board_unpack(&b, rec->pos,
-			    (rec->flags & PF_RF_CHESS960) != 0, err,
-			    sizeof(err)) < 0) {
-				pf_filter_error(&run->f, recno, "bad position: %s",
-				    err);
-				return -1;
-			}
-			if (pf_gen_legal(&b, moves) > 0) {
+			if (pf_gen_legal(&run->chain.b, moves) > 0) {
 				pf_filter_error(&run->f, recno, "no per-move scores "
 				    "(--require)");
 				return -1;

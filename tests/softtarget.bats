@@ -837,3 +837,21 @@ five_tables() {
 	run bash -c "posdump --fields value out.pos | grep -c value"
 	assert_output 1
 }
+
+@test "an invalid position is an error naming the record, whatever the targets; the record passes without them" {
+	# two white kings: a position that does not unpack
+	printf '%s\n' "startpos game=1 eval=cp:20@depth:5" \
+	    "- game=2 eval=cp:20@depth:5 pos=ffff000000000000$(printf '0%.0s' $(seq 40))" \
+	    "startpos game=3 eval=cp:20@depth:5" | "$MKREC" > bad.pos
+	for opts in "--policy none --value tanh" "--value tanh"; do
+		run --separate-stderr softtarget $opts -o out.pos bad.pos
+		[ "$status" -eq 1 ] || fail "$opts: exit $status"
+		[[ "$stderr" == *"softtarget: bad.pos: record 2: bad position"* ]] ||
+			fail "$opts: $stderr"
+		run posdump -c out.pos
+		assert_output "3 out.pos"
+		# the others have their value target, the bad one none
+		run bash -c "posdump -j out.pos 2>/dev/null | jq -c '[.game, ([.exts[] | select(.type == \"value\")] | length)]'"
+		assert_output "$(printf '%s\n' '["0000000000000001",1]' '["0000000000000002",0]' '["0000000000000003",1]')"
+	done
+}
