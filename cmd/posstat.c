@@ -727,6 +727,7 @@ static int
 out_open(struct outfile *o, const char *path)
 {
 	struct stat st;
+	mode_t mask;
 	int fd;
 
 	memset(o, 0, sizeof(*o));
@@ -754,7 +755,11 @@ out_open(struct outfile *o, const char *path)
 		o->tmp = NULL;
 		return -1;
 	}
-	if ((o->fp = fdopen(fd, "w")) == NULL) {
+	/* the mode of a file made by open(2): mkstemp's is 0600 */
+	mask = umask(0);
+	(void)umask(mask);
+	if (fchmod(fd, 0666 & ~mask) == -1 ||
+	    (o->fp = fdopen(fd, "w")) == NULL) {
 		pf_warn("%s", path);
 		close(fd);
 		unlink(o->tmp);

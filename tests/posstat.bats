@@ -351,6 +351,14 @@ print('caf\u00e9.pos' in text)"
 	assert_success
 	assert_output ""
 	grep -q 'unique positions' report.txt
+	# the files -o and --html make have the mode the umask gives, as
+	# any other tool's (not the 0600 of a temporary file)
+	rm -f report.txt e.html
+	(umask 022; posstat -o report.txt --html e.html "$a")
+	[ "$(stat -c %a report.txt e.html)" = "$(printf '644\n644')" ]
+	rm -f report.txt
+	(umask 027; posstat -o report.txt "$a")
+	[ "$(stat -c %a report.txt)" = 640 ]
 }
 
 @test "-o to a pipe or a device writes to it, never renames over it" {
