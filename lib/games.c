@@ -1193,6 +1193,8 @@ parse_piece(struct worker *w, struct slot *s)
 	s->pgames = 0;
 	s->oom = 0;
 	pf_pgn_start_mem(w->pgn, s->buf, s->len, s->format, s->soft_end);
+	if (s->read_err)
+		pf_pgn_damaged_end(w->pgn);
 	while (pf_pgn_next(w->pgn, &g) == 1) {
 		s->pgames++;
 		if (!turn && __atomic_load_n(&s->turn, __ATOMIC_ACQUIRE)) {

@@ -39,6 +39,7 @@ struct pf_pgn {
 	const char *pos, *end;
 	int eof;		/* nothing more can be added to the window */
 	int soft_end;		/* the piece ends where a game may begin */
+	int damaged;		/* the piece ends where a read error cut it */
 	int unclean;		/* ... but its last game may go on past it */
 	int read_err;
 	int done;
@@ -122,12 +123,19 @@ pf_pgn_start_mem(pf_pgn *p, const char *buf, size_t len, int format,
 	p->eof = 1;
 	p->read_err = p->done = 0;
 	p->soft_end = soft_end;
+	p->damaged = 0;
 	p->unclean = 0;
 	p->err[0] = '\0';
 	p->ngames = 0;
 	p->line = 0;
 	p->newlines = 0;
 	p->format = format != PF_PGN_AUTO ? format : p->format_opt;
+}
+
+void
+pf_pgn_damaged_end(pf_pgn *p)
+{
+	p->damaged = 1;
 }
 
 int
@@ -1732,6 +1740,11 @@ pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
 				p->newlines++;
 				break;
 			}
+			if (nl == NULL && (p->read_err || p->damaged)) {
+				/* a line cut by the damage */
+				p->done = 1;
+				return p->read_err ? -1 : 0;
+			}
 			if (nl == NULL)
 				nl = p->end;
 			if (*p->pos == '#') {	/* a comment line */
@@ -1776,6 +1789,13 @@ pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
 		if (g->problem && g->nmoves == 0 && p->ntags == 0)
 			g->skip = 1;
 		break;
+	}
+	/* a game that ran into a read error (no termination marker before
+	   the damage) does not lie whole before it: not a game */
+	if ((p->read_err || p->damaged) && AVAIL(p) == 0 && !g->has_marker) {
+		p->ngames--;
+		p->done = 1;
+		return p->read_err ? -1 : 0;
 	}
 	g->final = p->board;
 	finish_id(p);

@@ -141,6 +141,10 @@ void	 pf_pgn_start(pf_pgn *p, pf_input *in);
  */
 void	 pf_pgn_start_mem(pf_pgn *p, const char *buf, size_t len, int format,
 	    int soft_end);
+/* The piece just started ends where a read error cut the member: a game
+   (or EPD line) that runs into its end is not read, as pf_pgn_next drops
+   one that runs into a read error of its own input. */
+void	 pf_pgn_damaged_end(pf_pgn *p);
 int	 pf_pgn_clean_end(const pf_pgn *p);
 uint64_t pf_pgn_newlines(const pf_pgn *p);
 
