@@ -91,6 +91,8 @@ struct pf_input {
 	ZSTD_DStream *zd;
 	z_stream *gz;
 	int zmid;		/* inside a frame or a gzip member */
+	size_t zwant;		/* zstd: the input its next step takes */
+	int zfull;		/* zstd: text of a block waits to go out */
 	char first[4];		/* the input's first bytes (cut_header) */
 	size_t first_n;
 	size_t zin_pos, zin_len;	/* compressed bytes in rbuf */
@@ -625,8 +627,13 @@ native_input(pf_input *in, const char *truncated)
  * than by libarchive, whose zstd reader drops the text it has decoded but
  * not handed out when it meets damage (tens of games before a damaged
  * frame or garbage at the end): here every byte decoded before the
- * damage is handed out.  The messages are libarchive's.  The text goes
- * straight into buf.  1 (text added), 0 at the end, -1 with in->err set.
+ * damage is handed out.  libzstd hands out nothing of a call that fails,
+ * so a call is given the input of one step (a frame's header, a block's
+ * header or its content), and none while text of the block before waits
+ * to go out.  Damage only the frame's checksum finds (a block that
+ * decodes, to other text) is found at the frame's end.  The messages are
+ * libarchive's.  The text goes straight into buf.  1 (text added), 0 at
+ * the end, -1 with in->err set.
  */
 static int
 zstd_more(pf_input *in)
@@ -636,14 +643,22 @@ zstd_more(pf_input *in)
 	for (;;) {
 		ZSTD_inBuffer zi;
 		ZSTD_outBuffer zo = { in->buf, CAP, in->len };
-		size_t r;
+		/* the step libzstd asks for less the next block's header it
+		   would read with it (a damaged one would fail the call); at
+		   a frame's start its magic number and descriptor */
+		size_t r, want = in->zwant > 3 ? in->zwant - 3 :
+		    in->zwant ? in->zwant : 5;
 		int k;
 
 		if ((k = native_input(in, "Truncated zstd input")) <= 0)
 			return k;
 		zi.src = in->rbuf;
-		zi.size = in->zin_len;
 		zi.pos = in->zin_pos;
+		zi.size = in->zin_len;
+		if (in->zfull)
+			zi.size = zi.pos;
+		else if (want < zi.size - zi.pos)
+			zi.size = zi.pos + want;
 		r = ZSTD_decompressStream(in->zd, &zo, &zi);
 		in->zin_pos = zi.pos;
 		in->len = zo.pos;
@@ -653,6 +668,8 @@ zstd_more(pf_input *in)
 			return -1;
 		}
 		in->zmid = r != 0;
+		in->zwant = r;
+		in->zfull = zo.pos == zo.size;
 		if (in->len > was)
 			return 1;
 	}
@@ -790,6 +807,8 @@ native_start(pf_input *in, int kind, int64_t at)
 	}
 	in->native = kind;
 	in->zmid = 0;
+	in->zwant = 0;
+	in->zfull = 0;
 	in->len = 0;
 	in->buf[0] = '\0';
 	in->consumed = 0;
