@@ -59,6 +59,8 @@ struct pf_input {
 	int headers;		/* archive headers read so far */
 	int member_failed;	/* the current member ended in an error */
 	int member_warned;	/* libarchive warned while reading it */
+	int skipping;		/* past a damaged header: libarchive looks
+				   for the next good one */
 	int fail_pending;	/* an error found while prefetching: the
 				   next pf_input_fill returns it */
 	int sniffed;		/* the member's head was looked at
@@ -1069,6 +1071,27 @@ pf_input_next_member(pf_input *in)
 			in->done = 1;
 			return 0;
 		}
+		if (r == ARCHIVE_RETRY) {
+			/* a damaged header (a tar checksum): libarchive
+			   looks for the next good one, a block at a time.
+			   The stretch is a member of its own that fails. */
+			if (in->skipping)
+				continue;
+			set_archive_error(in, "damaged header; the archive "
+			    "is read on from the next good one");
+			if ((in->member = strdup("(damaged header)")) ==
+			    NULL) {
+				snprintf(in->err, sizeof(in->err),
+				    "out of memory");
+				in->done = 1;
+				return -1;
+			}
+			in->skipping = 1;
+			in->member_failed = 1;
+			in->member_eof = in->fail_pending = 1;
+			return 1;
+		}
+		in->skipping = 0;
 		if (r < ARCHIVE_WARN) {
 			set_archive_error(in, failed ? "cannot read past the "
 			    "damaged member" : "cannot read");

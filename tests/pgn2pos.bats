@@ -1019,6 +1019,22 @@ pgn2pos: 0 games read, 0 kept (0 truncated), 0 skipped; 0 positions written" ] |
 	p2p < bad.tar
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == "pgn2pos: stdin: damaged tar archive: header checksum mismatch"* ]]
+	# a later member's header damaged: that member is named as lost,
+	# the archive read on from the next good header, at any -j
+	cp "$L100K" b.pgn
+	printf '[Event "c"]\n\n1. e4 e5 1-0\n' > c.pgn
+	tar cf three.tar a.pgn b.pgn c.pgn
+	off=$(/usr/bin/python3 -c 'import tarfile; print(tarfile.open("three.tar").getmembers()[1].offset)')
+	/usr/bin/python3 -c 'import sys; d = bytearray(open("three.tar", "rb").read()); d[int(sys.argv[1]) + 100] ^= 1; open("bad3.tar", "wb").write(d)' "$off"
+	want=$(cat a.pgn c.pgn | pgn2pos -q | posdump -c | cut -d' ' -f1)
+	for j in 1 2; do
+		p2p -j $j bad3.tar
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == *"pgn2pos: bad3.tar: (damaged header): read error before the first game: damaged header; the archive is read on from the next good one"* ]] ||
+			fail "$stderr"
+		[ "$(posdump -c out.pos | cut -d' ' -f1)" -eq "$want" ]
+		[ "$(posdump --fields fen out.pos | tail -n 1)" = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2" ]
+	done
 }
 
 @test "a TimeControl base too long for a millisecond clock leaves it unknown" {

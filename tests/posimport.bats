@@ -130,6 +130,17 @@ with zipfile.ZipFile('ab.zip', 'w', zipfile.ZIP_DEFLATED) as z:
 		assert_output "posimport: 2770 entries in 48 games imported (bin); 0 damaged places"
 		cmp want.ab.pos got.pos || fail "$t"
 	done
+	# a member's header damaged (its checksum): that member is named as
+	# lost, the archive read on from the next good header
+	head -c $((100 * 40)) s.bin > d/c.bin
+	tar cf cab.tar -C d c.bin a.bin b.bin
+	off=$("$PY" -c 'import tarfile; print(tarfile.open("cab.tar").getmembers()[1].offset)')
+	"$PY" -c 'import sys; d = bytearray(open("cab.tar", "rb").read()); d[int(sys.argv[1]) + 100] ^= 1; open("badh.tar", "wb").write(d)' "$off"
+	run posimport -F bin badh.tar -o got.pos
+	assert_failure 1
+	assert_line --partial "posimport: badh.tar: (damaged header): offset 0: damaged header; the archive is read on from the next good one"
+	posimport -F bin d/c.bin d/b.bin -o want.cb.pos 2>/dev/null
+	diff <(posdump want.cb.pos) <(posdump got.pos)
 	# a cut zstd file (two frames, as pzstd writes): the entries decoded
 	# before the cut are written, the file and the offset where they end
 	# are named, and nothing more
