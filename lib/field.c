@@ -857,8 +857,10 @@ field(pf_expr *e, const struct node *n)
 	}
 	case F_VALUE: {
 		pf_value val;
+		int n = pf_ext_count(r, PF_EXT_VALUE);
 
-		if (!pf_ext_find(r, PF_EXT_VALUE, 0, &x))
+		/* the last, as the loader and posexport take it */
+		if (n == 0 || !pf_ext_find(r, PF_EXT_VALUE, n - 1, &x))
 			return NAN;
 		if (pf_value_decode(&x, &val) == -1) {
 			damage(e, "malformed value extension");

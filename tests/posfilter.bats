@@ -12,11 +12,14 @@ MKREC="$BUILD_DIR/tests/tools/mkrec"
 # Nine hand-built records (see the comments) in fields.pos.
 fields_stream() {
 	# complexity (depth mode, complexity 5), repair (candidates, class 1),
-	# merge (3 twins), value (target 0.5) on record 5
+	# merge (3 twins), value (target 0.5) on record 5; two value targets
+	# (0.25, then 0.75: the last is the one) on record 7
 	local cx="ext=7:01010500$(printf '0%.0s' $(seq 48))"
 	local rp="ext=8:0101$(printf '0%.0s' $(seq 36))"
 	local mg="ext=10:03$(printf '0%.0s' $(seq 30))"
 	local va="ext=6:0100$(printf '0%.0s' $(seq 28))0000003f"
+	local va1="ext=6:0100$(printf '0%.0s' $(seq 28))0000803e"
+	local va2="ext=6:0100$(printf '0%.0s' $(seq 28))0000403f"
 	printf '%s\n' \
 	    'startpos game=1 ply=0 result=1-0 move=e2e4 eval=cp:35@depth:10 wdl=300,600,100 best=e2e4 meta=1500,1700,180+2,1' \
 	    'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1 game=1 ply=1 result=1-0 move=d7d5 eval=cp:-50@depth:1 best=d7d5 eval=cp:-20@depth:10 best=e7e5' \
@@ -24,7 +27,7 @@ fields_stream() {
 	    '4k3/8/8/8/8/8/8/4R1K1 b - - 0 40 game=2 ply=79 result=1/2-1/2 move=e8d8 meta=0,2400,-,2' \
 	    "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 5 10 game=3 ply=18 result=0-1 move=e1g1 eval=cp:10@depth:8 best=e1g1 $cx $rp $mg $va" \
 	    '8/P7/8/8/8/8/8/k6K w - - 0 50 game=4 ply=98 move=a7a8q flags=0x10' \
-	    'rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3 game=5 ply=4 move=e5f6 eval=cp:90@depth:8 best=d2d4' \
+	    "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3 game=5 ply=4 move=e5f6 eval=cp:90@depth:8 best=d2d4 $va1 $va2" \
 	    '7k/5Q2/6K1/8/8/8/8/8 b - - 0 60 game=6 ply=119 result=1/2-1/2' \
 	    '7k/6Q1/6K1/8/8/8/8/8 b - - 0 60 game=7 ply=119 result=1-0' |
 	    "$MKREC" > fields.pos
@@ -130,6 +133,9 @@ check_table() {
 	twins == 3	1
 	twins == 1	8
 	value == 0.5	1
+	value == 0.75	1
+	value == 0.25	0
+	known(value)	2
 	EOF
 }
 
