@@ -350,8 +350,12 @@ set_archive_error(pf_input *in, const char *what)
 {
 	const char *s = archive_error_string(in->a);
 
-	if (s == NULL)
-		s = "unknown error";
+	if (s == NULL || *s == '\0') {
+		/* libarchive gave no reason */
+		snprintf(in->err, sizeof(in->err), "%s", what != NULL ? what :
+		    "unknown error");
+		return;
+	}
 	if (what != NULL)
 		snprintf(in->err, sizeof(in->err), "%s: %s", what, s);
 	else

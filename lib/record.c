@@ -782,7 +782,8 @@ read_block(pf_reader *r)
 	uint64_t off, first, last;
 	uint32_t len, count;
 	size_t avail, next;
-	char lost[80];
+	char lost[128];
+	int damaged_count = 0;
 
 	fill(r, PF_BLOCK_HEADER_SIZE);
 	avail = r->end - r->pos;
@@ -864,8 +865,10 @@ read_block(pf_reader *r)
 	    (next = verified_header(h + PF_BLOCK_HEADER_SIZE,
 	    avail - PF_BLOCK_HEADER_SIZE, r->sflags)) != 0) {
 		/* Not a cut: the length field is damaged, for a verified
-		   header follows inside the claimed payload.  Go on there. */
-		r->recno += count;
+		   header follows inside the claimed payload.  Go on there.
+		   (The count, unchecked, is no more than the bytes hold.) */
+		r->recno += count < next / PF_CORE_SIZE ? count :
+		    next / PF_CORE_SIZE;
 		rerr(r, "block %llu at offset %llu: payload length %u runs "
 		    "past the end of the input; resuming at offset %llu "
 		    "(%llu bytes skipped)", (unsigned long long)r->blocks,
@@ -893,9 +896,22 @@ read_block(pf_reader *r)
 		return 1;
 	}
 	first = r->recno + 1;
-	last = r->recno + count;
-	r->recno += count;
-	if (count == 0)
+	if (count > len / PF_CORE_SIZE) {
+		/* the count no checksum covers is damaged: the records
+		   lost are no more than the payload holds */
+		r->recno += len / PF_CORE_SIZE;
+		snprintf(lost, sizeof(lost), "records from %llu lost, at "
+		    "most %u; its record count, %u, is damaged",
+		    (unsigned long long)first, (unsigned)(len / PF_CORE_SIZE),
+		    (unsigned)count);
+		damaged_count = 1;
+	} else {
+		last = r->recno + count;
+		r->recno += count;
+	}
+	if (damaged_count)
+		;
+	else if (count == 0)
 		snprintf(lost, sizeof(lost), "no records lost");
 	else if (count == 1)
 		snprintf(lost, sizeof(lost), "record %llu lost",
@@ -945,7 +961,9 @@ end_block(pf_reader *r)
 int
 pf_reader_next(pf_reader *r, pf_record *rec)
 {
-	char why[256];
+	char why[256], lost[96];
+	uint64_t last;
+	size_t len;
 	long n;
 	int rc;
 
@@ -972,18 +990,42 @@ pf_reader_next(pf_reader *r, pf_record *rec)
 					r->bend = r->bp;
 					continue;
 				}
-				rerr(r, "record %llu at offset %llu: %s",
+				len = r->bend - r->bp >= 4 ?
+				    pf_get32(r->bp) : 0;
+				if (len >= PF_CORE_SIZE &&
+				    len <= (size_t)(r->bend - r->bp)) {
+					/* its length holds (the block's
+					   checksum did): the next record
+					   follows it */
+					rerr(r, "record %llu at offset %llu: %s",
+					    (unsigned long long)r->recno + 1,
+					    (unsigned long long)
+					    pf_reader_offset(r), why);
+					r->bp += len;
+					r->blk_done++;
+					r->recno++;
+					return -1;
+				}
+				/* Nothing after a record of no length in
+				   this block can be found: skip the rest. */
+				last = r->blk_first + (r->blk_count >
+				    r->blk_done ? r->blk_count :
+				    r->blk_done + 1);
+				if (r->blk_cut || last == r->recno + 1)
+					lost[0] = '\0';
+				else
+					snprintf(lost, sizeof(lost), "; records "
+					    "%llu..%llu of the block lost",
+					    (unsigned long long)r->recno + 2,
+					    (unsigned long long)last);
+				rerr(r, "record %llu at offset %llu: %s%s",
 				    (unsigned long long)r->recno + 1,
 				    (unsigned long long)pf_reader_offset(r),
-				    why);
-				/* Nothing after a bad record of this block
-				   can be trusted: skip the rest. */
+				    why, lost);
 				if (r->blk_cut) {
 					r->bend = r->bp;
 				} else {
-					r->recno = r->blk_first +
-					    (r->blk_count > r->blk_done ?
-					    r->blk_count : r->blk_done + 1);
+					r->recno = last;
 					r->state = S_BLOCK;
 				}
 				return -1;

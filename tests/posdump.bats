@@ -411,3 +411,37 @@ if [f32(v) for v in got] != want:
 	[[ "$stderr" == *"s.pos: record 1: malformed complexity extension (5 bytes)"* ]]
 	[[ "$stderr" == *"s.pos: record 1: malformed repair extension (2 bytes)"* ]]
 }
+
+@test "a record whose extension runs past its end (its block's checksum right) is named alone; a damaged record count is not believed" {
+	three > a.pos
+	# record 2's evaluation extension made 1000 bytes longer than its
+	# record, the block's checksum made again: the records around it
+	# are read
+	/usr/bin/python3 - <<-'PY'
+	import struct, xxhash
+	d = bytearray(open("a.pos", "rb").read())
+	xxh3 = struct.unpack_from("<H", d, 6)[0] & 1
+	blk = 16
+	plen = struct.unpack_from("<I", d, blk + 4)[0]
+	pay = blk + 24
+	r2 = pay + struct.unpack_from("<I", d, pay)[0]
+	ext = r2 + 48
+	struct.pack_into("<I", d, ext + 4, struct.unpack_from("<I", d, ext + 4)[0] + 1000)
+	body = bytes(d[pay:pay + plen])
+	h = xxhash.xxh3_64_intdigest(body) if xxh3 else xxhash.xxh64_intdigest(body)
+	struct.pack_into("<Q", d, blk + 16, h)
+	open("ext.pos", "wb").write(d)
+	# the payload damaged and the record count too
+	d = bytearray(open("a.pos", "rb").read())
+	d[pay + 10] ^= 0x55
+	struct.pack_into("<I", d, blk + 8, 0x01000003)
+	open("count.pos", "wb").write(d)
+	PY
+	run --separate-stderr posdump --fields game,ply ext.pos
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "posdump: ext.pos: record 2 at offset "*": extension type 2 length "*" runs past the end of the record" ]] || fail "$stderr"
+	assert_output "$(printf 'game=0000000000000001 ply=0\ngame=0000000000000002 ply=4')"
+	run --separate-stderr posdump -c count.pos
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"count.pos: block 1 at offset 16: checksum mismatch (records from 1 lost, at most "?"; its record count, 16777219, is damaged)"* ]] || fail "$stderr"
+}
