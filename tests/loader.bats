@@ -128,6 +128,19 @@ except posflow.Error as e:
 "
 	assert_success
 	assert_output --regexp '^error after 2817 : b\.pos: .*checksum'
+	# with drop_last, every batch is whole: the short one before the
+	# damage is dropped, then the error raised
+	run "$PY" -c "
+import posflow
+sizes = []
+try:
+    for b in posflow.batches(['a.pos', 'b.pos'], 500, drop_last=True):
+        sizes.append(len(b['features']))
+except posflow.Error as e:
+    print(sorted(set(sizes)), sum(sizes), 'then', type(e).__name__)
+"
+	assert_success
+	assert_output "[500] 2500 then Error"
 	run "$PY" -W always -c "
 import posflow
 print(sum(len(b['features']) for b in posflow.batches(['a.pos', 'b.pos'], 500, errors='warn')))

@@ -242,7 +242,8 @@ def batches(paths, batch_size=1024, split=None, features="ALL",
             pqr=False, planes=False, eval=None, value=None, drop_last=False, stride=0,
             offset=0, errors="raise"):
     """Yield dicts of NumPy arrays, batch_size rows each (the last batch
-    may be shorter unless drop_last).
+    may be shorter unless drop_last; with drop_last, the short batch
+    before damage is dropped too, and the error raised).
 
     Always: features (int32 [n, 32 * blocks], -1 padded), value, score
     (centipawns, side to move), result (1 / 0.5 / 0 for the side to move)
@@ -317,7 +318,7 @@ def batches(paths, batch_size=1024, split=None, features="ALL",
                 a["has_pqr"] = a["has_pqr"].view(np.bool_)
             if got < batch_size:
                 a = {key: v[:got] for key, v in a.items()}
-            if got > 0:
+            if got > 0 and not (drop_last and got < batch_size):
                 yield a
             if damage is not None:
                 raise Error(damage)
