@@ -170,7 +170,7 @@ struct run {
 	int progress_tty;
 	/* counters */
 	uint64_t nread, written, searched, hits, terminal, skipped, failed,
-	    invalid, dropped, notable, restarts;
+	    invalid, dropped, notable, badtable, restarts;
 };
 
 static volatile sig_atomic_t got_signal;
@@ -662,7 +662,11 @@ engine_eval(struct run *R, const pf_uci_search *S_in, pf_extbuf *out)
 	if (R->o->multipv == 0)
 		return 0;
 	if (!S->have_table) {
-		R->notable++;
+		/* the engine's lines, or the limit */
+		if (S->table_faults > 0)
+			R->badtable++;
+		else
+			R->notable++;
 		return 0;
 	}
 	if (put_table(R, &S->table, out) == -1 || put_hist(R, S, out) == -1)
@@ -1399,8 +1403,12 @@ searched(struct run *R, struct worker *E, const pf_uci_search *S_in,
 	   it too early; the K best are written then, not complete. */
 	hybrid_table(E->tab, S->have_table ? &S->table : NULL, nlegal,
 	    R->mix);
-	if (!(R->mix->flags & PF_MSF_COMPLETE))
-		R->notable++;
+	if (!(R->mix->flags & PF_MSF_COMPLETE)) {
+		if (S->table_faults > 0)
+			R->badtable++;
+		else
+			R->notable++;
+	}
 	if (pf_extbuf_append_raw(&s->add, E->pre.data, E->pre.len) == -1 ||
 	    put_table(R, R->mix, &s->add) == -1 ||
 	    pf_extbuf_append_raw(&s->add, E->post.data, E->post.len) == -1)
@@ -1755,6 +1763,13 @@ main(int argc, char **argv)
 		pf_warnx("%llu positions without a complete per-move table "
 		    "(the limit ended the search too early)",
 		    (unsigned long long)R.notable);
+	if (R.badtable) {
+		/* an engine fault */
+		pf_warnx("%llu positions without a complete per-move table: "
+		    "the engine named a move twice, or an illegal one, in "
+		    "its MultiPV lines", (unsigned long long)R.badtable);
+		R.status = PF_EXIT_DATA;
+	}
 	progress(&R, 1);
 out:
 	stop_engines(&R);

@@ -635,8 +635,17 @@ put_mem(pf_evalcache *c, uint64_t key, const uint8_t *val, size_t len,
 
 	if (len + MEM_OVERHEAD > c->mem_limit)
 		return 0;
-	if ((s = find(c, key)) != NULL)
-		return 0;	/* already there */
+	if ((s = find(c, key)) != NULL) {
+		/* already there: in memory and of another group, it is this
+		   group's from now on (the other's eviction leaves it), so
+		   that this one is whole while it is kept */
+		if (grp != 0 && s->mem != NULL && s->grp != grp) {
+			if (fifo_push(c, key, grp) == -1)
+				return -1;
+			s->grp = grp;
+		}
+		return 0;
+	}
 	if (grp == 0)
 		evict(c, len + MEM_OVERHEAD);
 	if ((s = insert(c, key)) == NULL)

@@ -928,6 +928,7 @@ pf_uci_search_begin(pf_uci_search *s, const pf_board *b, int multipv,
 	s->have_table = 0;
 	s->nhist = 0;
 	s->garbage = 0;
+	s->table_faults = 0;
 	s->err[0] = '\0';
 }
 
@@ -1053,8 +1054,10 @@ search_info(pf_uci_search *s, const char *line)
 	if (in.pv)
 		pl.pv_len = (uint16_t)parse_pv(&s->board, in.pv, pl.pv,
 		    PF_PV_MAX);
-	if (in.pv && pl.pv_len == 0)
+	if (in.pv && pl.pv_len == 0) {
+		s->table_faults++;
 		return garbage(s, line);	/* an illegal first move */
+	}
 	if (in.bound)
 		return 0;	/* neither the eval nor a table uses it */
 	if (idx == 1) {
@@ -1081,8 +1084,10 @@ search_info(pf_uci_search *s, const char *line)
 		/* Two lines naming one move: not a table. */
 		for (int i = 1; i < s->want; i++)
 			for (int j = 0; j < i; j++)
-				if (s->cur[i].move == s->cur[j].move)
+				if (s->cur[i].move == s->cur[j].move) {
+					s->table_faults++;
 					return garbage(s, line);
+				}
 		table_done(s);
 	}
 	return 0;

@@ -220,6 +220,9 @@ typedef struct pf_uci_search {
 	pf_movescores *hist;		/* keep_depths: every complete depth */
 	int nhist, caphist;
 	unsigned garbage;		/* lines ignored as unparsable */
+	unsigned table_faults;		/* lines of the table that cannot be
+					   (a move named twice, an illegal
+					   first move) */
 	char err[160];
 } pf_uci_search;
 

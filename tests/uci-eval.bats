@@ -172,6 +172,22 @@ final_tables() {
 	    select(.type == "movescores" and (.intermediate | not))][0]'
 }
 
+@test "MultiPV lines that name a move twice make no table: counted as the engine's fault, exit 1, the record kept with its evaluation" {
+	fens "$START" "$KIWIPETE" > in.pos
+	FAKE_DUP_MOVE=1 run --separate-stderr uci-eval -d 2 -m all -j 1 -e "$FAKE" in.pos -o out.pos
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"uci-eval: 2 positions without a complete per-move table: the engine named a move twice, or an illegal one, in its MultiPV lines"* ]] || fail "$stderr"
+	[[ "$stderr" != *"the limit ended the search too early"* ]] || fail "$stderr"
+	run posdump --json out.pos
+	[ "$(jq -s 'length' <<< "$output")" -eq 2 ]
+	[ "$(jq -s '[.[].exts[] | select(.type == "eval")] | length' <<< "$output")" -eq 2 ]
+	[ "$(jq -s '[.[].exts[] | select(.type == "movescores")] | length' <<< "$output")" -eq 0 ]
+	# the same engine without the fault: tables, exit 0
+	run --separate-stderr uci-eval -d 2 -m all -j 1 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	[[ "$stderr" != *"without a complete per-move table"* ]] || fail "$stderr"
+}
+
 @test "--tail-depth: every legal move once, the K best at the main depth, the rest at the tail depth, none above the K-th" {
 	ONE_MOVE='7k/8/8/8/8/8/8/K5R1 b - - 0 1'
 	fens "$START" "$KIWIPETE" "$MATE_IN_1" "$ONE_MOVE" > a.pos

@@ -22,6 +22,7 @@
  *   FAKE_GO_MS=ms             sleep before answering every "go"
  *   FAKE_GO_JITTER=ms         and a further 0 to ms, random per "go"
  *   FAKE_NAME=name            the "id name" (default "Fake 1.0")
+ *   FAKE_DUP_MOVE=1           MultiPV line 2 names line 1's move again
  */
 #include <signal.h>
 #include <stdio.h>
@@ -74,6 +75,7 @@ main(void)
 	int log_pid = env_num("FAKE_LOG_PID", 0) != 0;
 	long go_ms = env_num("FAKE_GO_MS", 0);
 	long jitter = env_num("FAKE_GO_JITTER", 0);
+	long dup_move = env_num("FAKE_DUP_MOVE", 0);
 	const char *crash_on = getenv("FAKE_CRASH_ON");
 	const char *logpath = getenv("FAKE_LOG");
 	const char *name = getenv("FAKE_NAME");
@@ -172,7 +174,8 @@ main(void)
 				    "score cp %ld wdl 300 400 300 nodes 10 "
 				    "nps 1000 time 0 pv %s\n", depth, depth,
 				    i + 1, 100 - 10 * i,
-				    pf_move_to_uci(&b, moves[i], uci));
+				    pf_move_to_uci(&b, moves[dup_move && i == 1 ?
+				    0 : i], uci));
 			if (garbage_always)
 				garbage();
 			if (bad_after >= 0 && gos >= bad_after)

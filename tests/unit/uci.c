@@ -269,6 +269,23 @@ test_cache_groups(const uint8_t *val)
 	CHECK(hits(c, 11, 13) == 2 && hits(c, 20, 23) == 0 &&
 	    hits(c, 30, 33) == 3, "the group being read kept, the next "
 	    "oldest dropped whole");
+	/* a key two groups share is the newer's: the older's eviction
+	   leaves the newer whole */
+	pf_evalcache_free(c);
+	c = pf_evalcache_new(1000);
+	b[0].key = 12;		/* b: 12, 21, 22 */
+	pf_evalcache_put_group(c, a, 3);
+	pf_evalcache_put_group(c, b, 3);
+	CHECK(pf_evalcache_put_group(c, d, 3) == 0 && hits(c, 10, 12) == 0 &&
+	    hits(c, 12, 13) == 1 && hits(c, 21, 23) == 2 &&
+	    hits(c, 30, 33) == 3, "a shared key stays with the newer group");
+	b[0].key = 20;
+	pf_evalcache_free(c);
+	c = pf_evalcache_new(1000);
+	pf_evalcache_put_group(c, a, 3);
+	pf_evalcache_put_group(c, b, 3);
+	CHECK(hits(c, 10, 11) == 1 && pf_evalcache_put_group(c, d, 3) == 0,
+	    "groups again");
 	/* larger than the memory: not kept at all */
 	CHECK(pf_evalcache_put_group(c, big, 8) == 0 && hits(c, 40, 48) == 0,
 	    "a group larger than the memory is not kept");
