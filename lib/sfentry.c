@@ -55,6 +55,7 @@ pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
 	pf_ext x;
 	pf_eval v;
 	int rc, black, bad;
+	long gp;
 
 	/* The board first: a chain must see every record. */
 	if (chain != NULL) {
@@ -95,8 +96,17 @@ pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
 		return 0;
 	}
 	e->score = pf_sf_score(v.score_kind, v.score);
-	e->ply = rec->ply;
 	black = e->board.stm == PF_BLACK;
+	/* the game ply as Stockfish counts it (pos.game_ply()): the
+	   record's, or the full-move number's when larger, as in a game set
+	   up from a FEN at move 300 (its records count from 0; the formats
+	   would say ply 0, and nnue-pytorch's reader takes the full-move
+	   number from it and skips early plies by it).  Imported data keeps
+	   its ply (nnue-pytorch prints a full-move number one low). */
+	gp = 2 * ((long)e->board.fullmove - 1) + black;
+	if (gp < rec->ply)
+		gp = rec->ply;
+	e->ply = (uint16_t)(gp > UINT16_MAX ? UINT16_MAX : gp);
 	switch (rec->result) {
 	case PF_RESULT_WHITE:
 		e->result = black ? -1 : 1;

@@ -19,7 +19,9 @@ typedef struct pf_sfentry {
 	int16_t score;		/* Stockfish's internal units (cp = 100 s /
 				   208), the side to move's view; mates as
 				   +-(32000 - plies to mate) */
-	uint16_t ply;		/* the game ply of board (0 = first) */
+	uint16_t ply;		/* the game ply of board, as Stockfish counts
+				   it: the record's, or 2 (full-move number
+				   - 1) + 1 if black is to move when larger */
 	int8_t result;		/* 1 win, 0 draw, -1 loss for the side to
 				   move */
 } pf_sfentry;

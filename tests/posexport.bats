@@ -423,3 +423,20 @@ e"
 		esac
 	done
 }
+
+@test "binpack, plain and bin: the game ply as Stockfish counts it, from the full-move number of a game set up from a FEN" {
+	printf '%s\n' '[Event "B"]' '[Result "0-1"]' '[FEN "4k3/8/8/8/8/8/p6P/4K3 b - - 0 300"]' '[SetUp "1"]' '' \
+	    '300... a1=R+ 301. Kd2 Ra2+ 302. Kc3 Kd7 0-1' > f.pgn
+	pgn2pos f.pgn 2>/dev/null | uci-eval -e "$(stockfish_path)" -d 2 2>/dev/null > f.pos
+	# the records count from 0; Stockfish's game ply is 599 on
+	[ "$(posdump --fields ply f.pos | head -n 1)" = "ply=0" ]
+	posexport -F plain f.pos -o f.plain 2>/dev/null
+	[ "$(grep '^ply ' f.plain | tr '\n' ' ')" = "ply 599 ply 600 ply 601 ply 602 ply 603 " ]
+	posexport -F bin f.pos -o f.bin 2>/dev/null
+	run /usr/bin/python3 -c 'import struct, sys; b = open("f.bin", "rb").read(); print(*[struct.unpack_from("<H", b, 40 * i + 36)[0] for i in range(len(b) // 40)])'
+	assert_output "599 600 601 602 603"
+	# binpack keeps the full-move number through its ply
+	posexport -F binpack f.pos -o f.binpack 2>/dev/null
+	cmp <(posimport -F binpack f.binpack 2>/dev/null | posdump --fields fen) \
+	    <(posdump --fields fen f.pos | head -n 5)
+}
