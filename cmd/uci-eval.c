@@ -116,6 +116,8 @@ struct worker {
 	/* --reproducible: the cache entries of its run, held until the run
 	   is done (u64 key, u32 length, the value; little-endian). */
 	pf_extbuf hold;
+	int hold_faulted;	/* a result of the run is an engine fault:
+				   the run is not cached */
 };
 
 /* The key of every position in the window that is searched (or waits to
@@ -171,6 +173,8 @@ struct run {
 	/* counters */
 	uint64_t nread, written, searched, hits, terminal, skipped, failed,
 	    invalid, dropped, notable, badtable, restarts;
+	int faulted;		/* the result searched() made: an engine
+				   fault, not cached */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -663,9 +667,10 @@ engine_eval(struct run *R, const pf_uci_search *S_in, pf_extbuf *out)
 		return 0;
 	if (!S->have_table) {
 		/* the engine's lines, or the limit */
-		if (S->table_faults > 0)
+		if (S->table_faults > 0) {
 			R->badtable++;
-		else
+			R->faulted = 1;
+		} else
 			R->notable++;
 		return 0;
 	}
@@ -806,6 +811,13 @@ release_held(struct run *R, struct worker *E)
 	const uint8_t *p = E->hold.data, *end = p + E->hold.len;
 	size_t n = 0;
 
+	if (E->hold_faulted) {
+		/* a result of the run is an engine fault: none is kept, so
+		   that a rerun searches the run whole */
+		E->hold_faulted = 0;
+		pf_extbuf_reset(&E->hold);
+		return;
+	}
 	while (p < end) {
 		uint32_t len = pf_get32(p + PF_EXT_HEADER_SIZE + 8);
 
@@ -1404,9 +1416,10 @@ searched(struct run *R, struct worker *E, const pf_uci_search *S_in,
 	hybrid_table(E->tab, S->have_table ? &S->table : NULL, nlegal,
 	    R->mix);
 	if (!(R->mix->flags & PF_MSF_COMPLETE)) {
-		if (S->table_faults > 0)
+		if (S->table_faults > 0) {
 			R->badtable++;
-		else
+			R->faulted = 1;
+		} else
 			R->notable++;
 	}
 	if (pf_extbuf_append_raw(&s->add, E->pre.data, E->pre.len) == -1 ||
@@ -1432,6 +1445,7 @@ take_events(struct run *R)
 		s->attempts = ev.attempts;
 		switch (ev.type) {
 		case PF_POOL_DONE:
+			R->faulted = 0;
 			if ((r = searched(R, E, ev.search, s)) == -1) {
 				pf_warnx("out of memory");
 				R->fatal = 1;
@@ -1444,7 +1458,11 @@ take_events(struct run *R)
 				break;
 			}
 			R->searched++;
-			if (R->caching && R->o->reproducible) {
+			if (R->faulted) {
+				/* not cached: a rerun searches it again (and
+				   with --reproducible its whole run) */
+				E->hold_faulted = 1;
+			} else if (R->caching && R->o->reproducible) {
 				if (hold_entry(E, s) == -1) {
 					pf_warnx("out of memory");
 					R->fatal = 1;

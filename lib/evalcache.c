@@ -635,17 +635,8 @@ put_mem(pf_evalcache *c, uint64_t key, const uint8_t *val, size_t len,
 
 	if (len + MEM_OVERHEAD > c->mem_limit)
 		return 0;
-	if ((s = find(c, key)) != NULL) {
-		/* already there: in memory and of another group, it is this
-		   group's from now on (the other's eviction leaves it), so
-		   that this one is whole while it is kept */
-		if (grp != 0 && s->mem != NULL && s->grp != grp) {
-			if (fifo_push(c, key, grp) == -1)
-				return -1;
-			s->grp = grp;
-		}
-		return 0;
-	}
+	if ((s = find(c, key)) != NULL)
+		return 0;	/* already there */
 	if (grp == 0)
 		evict(c, len + MEM_OVERHEAD);
 	if ((s = insert(c, key)) == NULL)
@@ -766,9 +757,16 @@ pf_evalcache_put_group(pf_evalcache *c, const pf_evalcache_item *items,
 			return 0;
 		}
 	}
-	/* in memory: the whole group, or none of it */
-	for (i = 0, total = 0; i < count; i++)
+	/* in memory: the whole group, or none of it; none when a key of it
+	   is in memory already (another group's, or an entry of its own,
+	   dropped apart from this group) */
+	for (i = 0, total = 0; i < count; i++) {
+		slot *s = find(c, fix_key(items[i].key));
+
+		if (s != NULL && s->mem != NULL)
+			return rc;
 		total += items[i].len + MEM_OVERHEAD;
+	}
 	if (count == 0 || total > c->mem_limit)
 		return rc;
 	evict(c, total);

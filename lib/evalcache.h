@@ -6,9 +6,10 @@
  * Two stores behind one lookup:
  *   - memory: values held in RAM, at most mem_limit bytes (values plus
  *     bookkeeping); when full, the oldest entries are dropped first.  A
- *     group (pf_evalcache_put_group) is kept whole or not at all, and
- *     dropped whole; the group of the last hit is not dropped (it goes to
- *     the back), so that a game being read from it is not cut.
+ *     group (pf_evalcache_put_group) is kept whole or not at all (not
+ *     when a key of it is in memory already), and dropped whole; the
+ *     group of the last hit is not dropped (it goes to the back), so
+ *     that a game being read from it is not cut.
  *   - a file (pf_evalcache_open), shared between runs: an append-only log.
  *     Its entries are indexed in memory (about 32 bytes each, not counted
  *     in mem_limit) and read back with pread(2) on a hit.  New results are

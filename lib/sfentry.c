@@ -98,15 +98,17 @@ pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
 	e->score = pf_sf_score(v.score_kind, v.score);
 	black = e->board.stm == PF_BLACK;
 	/* the game ply as Stockfish counts it (pos.game_ply()): the
-	   record's, or the full-move number's when larger, as in a game set
-	   up from a FEN at move 300 (its records count from 0; the formats
-	   would say ply 0, and nnue-pytorch's reader takes the full-move
-	   number from it and skips early plies by it).  Imported data keeps
-	   its ply (nnue-pytorch prints a full-move number one low). */
+	   record's, or the full-move number's when it is a whole move or
+	   more larger, as in a game set up from a FEN at move 300 (its
+	   records count from 0; the formats would say ply 0, and
+	   nnue-pytorch's reader takes the full-move number from it and skips
+	   early plies by it).  The difference is the same for every record
+	   of a game.  Imported data keeps its ply: its full-move number may
+	   be one off (nnue-pytorch prints one low, lc0's chunks hold none).
+	   Past binpack's ply limit (full-move 8192) the record's stays. */
 	gp = 2 * ((long)e->board.fullmove - 1) + black;
-	if (gp < rec->ply)
-		gp = rec->ply;
-	e->ply = (uint16_t)(gp > UINT16_MAX ? UINT16_MAX : gp);
+	e->ply = gp >= (long)rec->ply + 2 && gp <= PF_SFENTRY_PLY_MAX ?
+	    (uint16_t)gp : rec->ply;
 	switch (rec->result) {
 	case PF_RESULT_WHITE:
 		e->result = black ? -1 : 1;

@@ -13,6 +13,9 @@
 
 #include "chess.h"
 
+/* The largest game ply taken from a full-move number (binpack's). */
+#define PF_SFENTRY_PLY_MAX	0x3FFF
+
 typedef struct pf_sfentry {
 	pf_board board;		/* the position; board.chess960 as stored */
 	pf_move move;		/* played from board; PF_MOVE_NONE if none */
@@ -21,7 +24,9 @@ typedef struct pf_sfentry {
 				   +-(32000 - plies to mate) */
 	uint16_t ply;		/* the game ply of board, as Stockfish counts
 				   it: the record's, or 2 (full-move number
-				   - 1) + 1 if black is to move when larger */
+				   - 1) + 1 if black is to move when that is
+				   2 or more larger (and at most
+				   PF_SFENTRY_PLY_MAX) */
 	int8_t result;		/* 1 win, 0 draw, -1 loss for the side to
 				   move */
 } pf_sfentry;

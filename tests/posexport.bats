@@ -435,8 +435,22 @@ e"
 	posexport -F bin f.pos -o f.bin 2>/dev/null
 	run /usr/bin/python3 -c 'import struct, sys; b = open("f.bin", "rb").read(); print(*[struct.unpack_from("<H", b, 40 * i + 36)[0] for i in range(len(b) // 40)])'
 	assert_output "599 600 601 602 603"
-	# binpack keeps the full-move number through its ply
+	# binpack keeps the full-move number through its ply, and imported
+	# and exported again it is the same file
 	posexport -F binpack f.pos -o f.binpack 2>/dev/null
 	cmp <(posimport -F binpack f.binpack 2>/dev/null | posdump --fields fen) \
 	    <(posdump --fields fen f.pos | head -n 5)
+	posimport -F binpack f.binpack 2>/dev/null | posexport -F binpack -o again.binpack 2>/dev/null
+	cmp f.binpack again.binpack
+	# a game of black to move at move 1 (ply 1 by the full-move number,
+	# 0 by the record: one off, the record's stays) chains whole, and
+	# round-trips
+	printf '%s\n' '[Event "C"]' '[Result "*"]' '[FEN "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"]' '[SetUp "1"]' '' \
+	    '1... e5 2. Nf3 Nc6 3. Bc4 *' > c.pgn
+	pgn2pos c.pgn 2>/dev/null | uci-eval -e "$(stockfish_path)" -d 2 2>/dev/null > c.pos
+	posexport -F plain c.pos -o c.plain 2>/dev/null
+	[ "$(grep '^ply ' c.plain | tr '\n' ' ')" = "ply 0 ply 1 ply 2 ply 3 " ]
+	posexport -F binpack c.pos -o c.binpack 2>/dev/null
+	posimport -F binpack c.binpack 2>/dev/null | posexport -F binpack -o c2.binpack 2>/dev/null
+	cmp c.binpack c2.binpack
 }
