@@ -1411,8 +1411,9 @@ merger_reset(struct merger *M)
 
 /*
  * Add the next twin (in input order; the first is the kept record) to a
- * merge.  Its bytes need not outlive the call, except the first's when
- * !copy: what is kept of them is copied.  0 / -1 (out of memory).
+ * merge.  With copy, what is kept of its bytes is copied, so they need
+ * not outlive the call; without (the loaded arena), every member's bytes
+ * stay until merger_finish.  0 / -1 (out of memory).
  */
 static int
 merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
@@ -1465,7 +1466,8 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 	}
 	pf_ext_iter_init(&it, &rec);
 	while (pf_ext_next(&it, &x) == 1) {
-		if (x.type == PF_EXT_EVAL && pf_eval_decode_head(&x, &ev) == 0) {
+		if (x.type == PF_EXT_EVAL &&
+		    pf_eval_decode_head(&x, &ev) == 0) {
 			struct eslot *e;
 
 			for (i = 0; i < M->ne && M->es[i].kind !=
@@ -1483,8 +1485,8 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 			if (e->data == NULL || ev.limit > e->limit ||
 			    (ev.limit == e->limit && ev.depth > e->depth)) {
 				d = x.data;
-				if (!first && (d = keep_ext(&e->buf, &e->cap,
-				    x.data, x.len)) == NULL)
+				if (copy && !first && (d = keep_ext(&e->buf,
+				    &e->cap, x.data, x.len)) == NULL)
 					goto oom;
 				e->data = d;
 				e->len = x.len;
@@ -1509,8 +1511,8 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 				if (M->nv == MAX_VSLOTS)
 					continue;
 				d = x.data;
-				if (!first && (d = keep_ext(&v->buf, &v->cap,
-				    x.data, x.len)) == NULL)
+				if (copy && !first && (d = keep_ext(&v->buf,
+				    &v->cap, x.data, x.len)) == NULL)
 					goto oom;
 				M->nv++;
 				v->method = x.data[0];
@@ -1532,8 +1534,8 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 				    M->pref.n == 0)
 					continue;
 				d = x.data;
-				if (!first && (d = keep_ext(&M->pbuf, &M->pcap,
-				    x.data, x.len)) == NULL)
+				if (copy && !first && (d = keep_ext(&M->pbuf,
+				    &M->pcap, x.data, x.len)) == NULL)
 					goto oom;
 				M->pol_member = (int)M->n;
 				M->pol_data = d;

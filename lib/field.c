@@ -857,10 +857,18 @@ field(pf_expr *e, const struct node *n)
 	}
 	case F_VALUE: {
 		pf_value val;
-		int n = pf_ext_count(r, PF_EXT_VALUE);
+		pf_ext_iter it;
+		pf_ext y;
+		int found = 0;
 
-		/* the last, as the loader and posexport take it */
-		if (n == 0 || !pf_ext_find(r, PF_EXT_VALUE, n - 1, &x))
+		/* the last, as the loader and posexport take it: one pass */
+		pf_ext_iter_init(&it, r);
+		while (pf_ext_next(&it, &y) == 1)
+			if (y.type == PF_EXT_VALUE) {
+				x = y;
+				found = 1;
+			}
+		if (!found)
 			return NAN;
 		if (pf_value_decode(&x, &val) == -1) {
 			damage(e, "malformed value extension");
