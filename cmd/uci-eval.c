@@ -173,8 +173,6 @@ struct run {
 	/* counters */
 	uint64_t nread, written, searched, hits, terminal, skipped, failed,
 	    invalid, dropped, notable, badtable, restarts;
-	int faulted;		/* the result searched() made: an engine
-				   fault, not cached */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -655,6 +653,15 @@ put_hist(struct run *R, pf_uci_search *S, pf_extbuf *out)
 	return 0;
 }
 
+/* What searched() and engine_eval() made of a search. */
+enum {
+	SR_NOMEM = -1,		/* out of memory */
+	SR_DONE = 0,		/* the results are in s->add */
+	SR_SECOND = 1,		/* the second search is to follow */
+	SR_FAULT = 2		/* done, but the table is the engine's fault:
+				   written without it, and not cached */
+};
+
 static int
 engine_eval(struct run *R, const pf_uci_search *S_in, pf_extbuf *out)
 {
@@ -662,21 +669,21 @@ engine_eval(struct run *R, const pf_uci_search *S_in, pf_extbuf *out)
 	pf_uci_search *S = (pf_uci_search *)S_in;
 
 	if (put_eval(R, S, out) == -1)
-		return -1;
+		return SR_NOMEM;
 	if (R->o->multipv == 0)
-		return 0;
+		return SR_DONE;
 	if (!S->have_table) {
 		/* the engine's lines, or the limit */
 		if (S->table_faults > 0) {
 			R->badtable++;
-			R->faulted = 1;
-		} else
-			R->notable++;
-		return 0;
+			return SR_FAULT;
+		}
+		R->notable++;
+		return SR_DONE;
 	}
 	if (put_table(R, &S->table, out) == -1 || put_hist(R, S, out) == -1)
-		return -1;
-	return 0;
+		return SR_NOMEM;
+	return SR_DONE;
 }
 
 /*
@@ -1383,8 +1390,9 @@ pool_warn(void *ctx, void *user, const char *msg)
 }
 
 /*
- * A finished search of E's position s: 0 when s->add holds the position's
- * results, 1 when its second search is to follow, -1 out of memory.
+ * A finished search of E's position s: SR_DONE or SR_FAULT when s->add
+ * holds the position's results, SR_SECOND when its second search is to
+ * follow, SR_NOMEM.
  */
 static int
 searched(struct run *R, struct worker *E, const pf_uci_search *S_in,
@@ -1393,7 +1401,7 @@ searched(struct run *R, struct worker *E, const pf_uci_search *S_in,
 	/* The tables are tagged here; the pool hands them out for that. */
 	pf_uci_search *S = (pf_uci_search *)S_in;
 	pf_move moves[PF_MAX_MOVES];
-	int nlegal;
+	int nlegal, r;
 
 	if (R->o->tail_kind == PF_LIMIT_NONE)
 		return engine_eval(R, S, &s->add);
@@ -1407,26 +1415,27 @@ searched(struct run *R, struct worker *E, const pf_uci_search *S_in,
 		pf_extbuf_reset(&E->post);
 		if (put_eval(R, S, &E->pre) == -1 ||
 		    put_hist(R, S, &E->post) == -1)
-			return -1;
+			return SR_NOMEM;
 		*E->tab = S->table;
-		return 1;
+		return SR_SECOND;
 	}
 	/* The tail search: it may have no table when a nodes limit ended
 	   it too early; the K best are written then, not complete. */
 	hybrid_table(E->tab, S->have_table ? &S->table : NULL, nlegal,
 	    R->mix);
+	r = SR_DONE;
 	if (!(R->mix->flags & PF_MSF_COMPLETE)) {
 		if (S->table_faults > 0) {
 			R->badtable++;
-			R->faulted = 1;
+			r = SR_FAULT;
 		} else
 			R->notable++;
 	}
 	if (pf_extbuf_append_raw(&s->add, E->pre.data, E->pre.len) == -1 ||
 	    put_table(R, R->mix, &s->add) == -1 ||
 	    pf_extbuf_append_raw(&s->add, E->post.data, E->post.len) == -1)
-		return -1;
-	return 0;
+		return SR_NOMEM;
+	return r;
 }
 
 /* The finished searches of the pool. */
@@ -1445,20 +1454,19 @@ take_events(struct run *R)
 		s->attempts = ev.attempts;
 		switch (ev.type) {
 		case PF_POOL_DONE:
-			R->faulted = 0;
-			if ((r = searched(R, E, ev.search, s)) == -1) {
+			if ((r = searched(R, E, ev.search, s)) == SR_NOMEM) {
 				pf_warnx("out of memory");
 				R->fatal = 1;
 				return;
 			}
-			if (r == 1) {
+			if (r == SR_SECOND) {
 				E->slot = seq;
 				E->second = 1;
 				start_second(R, ev.engine);
 				break;
 			}
 			R->searched++;
-			if (R->faulted) {
+			if (r == SR_FAULT) {
 				/* not cached: a rerun searches it again (and
 				   with --reproducible its whole run) */
 				E->hold_faulted = 1;

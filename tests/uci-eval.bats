@@ -183,13 +183,15 @@ final_tables() {
 	[ "$(jq -s '[.[].exts[] | select(.type == "eval")] | length' <<< "$output")" -eq 2 ]
 	[ "$(jq -s '[.[].exts[] | select(.type == "movescores")] | length' <<< "$output")" -eq 0 ]
 	# such a result is not cached: a rerun with the cache searches it
-	# again and says so again, with or without --reproducible
-	for r in "" --reproducible; do
+	# again and says so again, with or without --reproducible, and with
+	# a hybrid table (its main and its tail search faulted)
+	for r in "" --reproducible "-m 2 --tail-depth 1"; do
 		rm -f f.cache
 		FAKE_DUP_MOVE=1 uci-eval -d 2 -m all -j 1 $r --cache f.cache -e "$FAKE" in.pos -o /dev/null 2>/dev/null || true
 		FAKE_DUP_MOVE=1 run --separate-stderr uci-eval -d 2 -m all -j 1 $r --cache f.cache -e "$FAKE" in.pos -o out.pos
 		[ "$status" -eq 1 ]
 		[[ "$stderr" == *" 2 searched, 0 cache hits"* ]] || fail "$r: $stderr"
+		[[ "$stderr" == *"2 positions without a complete per-move table: the engine named a move twice"* ]] || fail "$r: $stderr"
 	done
 	# the same engine without the fault: tables, exit 0
 	run --separate-stderr uci-eval -d 2 -m all -j 1 -e "$FAKE" in.pos -o out.pos
