@@ -288,7 +288,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 }
 	};
 	static char deflt[] = "train=1";
-	const char *errstr, *what, *arg;
+	const char *errstr, *what, *arg, *split_arg;
 	int ch;
 
 	memset(o, 0, sizeof(*o));
@@ -428,12 +428,13 @@ parse_opts(int argc, char **argv, struct opts *o)
 		usage();
 		return 2;
 	}
-	if ((o->split_spec = strdup(o->split_spec)) == NULL) {
+	split_arg = o->split_spec;
+	if ((o->split_spec = strdup(split_arg)) == NULL) {
 		pf_warn("out of memory");
 		return 1;
 	}
 	if ((errstr = parse_split(o->split_spec, o)) != NULL) {
-		pf_warnx("--split: %s", errstr);
+		pf_warnx("--split: %s: %s", split_arg, errstr);
 		free(o->split_spec);
 		usage();
 		return 2;

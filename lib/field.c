@@ -308,7 +308,12 @@ parse_prim(pf_expr *e)
 
 		errno = 0;
 		v = strtod(e->p, &end);
+		/* decimal, or a hexadecimal integer (a game id as posdump
+		   shows it); strtod would take a hex float ("0x1p-3") too */
 		if (end == e->p || errno != 0 || !isfinite(v) ||
+		    strspn(e->p, e->p[0] == '0' && (e->p[1] | 0x20) == 'x' ?
+		    "0123456789abcdefABCDEFxX" : "0123456789.eE+-") <
+		    (size_t)(end - e->p) ||
 		    is_name_char((unsigned char)*end, 1) || *end == '.')
 			return fail(e, at, "bad number");
 		e->p = end;

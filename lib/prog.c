@@ -117,7 +117,9 @@ pf_strtod(const char *s, double min, double max, const char **errstr)
 	double v;
 
 	*errstr = "invalid";
-	if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+	/* decimal only: strtod would take "0x1p-3", "inf" and "nan" too */
+	if (s == NULL || *s == '\0' || strspn(s, "0123456789.eE+-") !=
+	    strlen(s))
 		return 0;
 	errno = 0;
 	v = strtod(s, &end);

@@ -99,6 +99,30 @@ synopsis() {
 	done
 }
 
+@test "numbers in options are decimal, in expressions decimal or hex integers: hex floats, inf and nan are usage errors" {
+	# strtod reads "0x1p-1" as 0.5 and "inf" as infinity: a typo or a
+	# pasted hex value must not become a setting.
+	FAKE="$BUILD_DIR/tests/tools/fake-engine"
+	for bad in 0x1p-1 0X.8 inf nan 0.5x; do
+		for c in "pgn2pos --sample $bad" "posfilter --keep $bad -e true" \
+		    "softtarget --temperature $bad" "complexity --threshold $bad" \
+		    "repair-mark --threshold $bad -e $FAKE" \
+		    "shard --split train=$bad -o out"; do
+			run --separate-stderr $c /dev/null
+			[ "$status" -eq 2 ] || fail "$c: status $status: $stderr"
+			[[ "$stderr" == *"$bad"* ]] || fail "$c: $stderr"
+		done
+		run --separate-stderr posfilter -e "ply > $bad" /dev/null
+		[ "$status" -eq 2 ] || fail "-e 'ply > $bad': status $status: $stderr"
+	done
+	# decimal forms still read, and in an expression a hexadecimal
+	# integer (a game id as posdump shows it)
+	run pgn2pos --sample 5e-1 -o /dev/null /dev/null
+	assert_success
+	run posfilter -e 'ply > 1.5e1 || game == 0x2A' -o /dev/null /dev/null
+	assert_success
+}
+
 @test "binary output is refused on a terminal unless -f" {
 	# posdump and posstat write text; every other tool writes a record
 	# stream.

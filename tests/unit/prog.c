@@ -61,8 +61,11 @@ main(void)
 	CHECK(dbl("nan", 0, 1, 0, "invalid") && dbl("\n1", 0, 9, 0,
 	    "invalid") && dbl("1,5", 0, 9, 0, "invalid"),
 	    "NaN, leading white space and junk are invalid");
-	CHECK(dbl("1e999", 0, 1e300, 0, "too large") && dbl("inf", 0, 1e300,
-	    0, "too large") && dbl("-1e999", -1, 1, 0, "too small") &&
+	CHECK(dbl("inf", 0, 1e300, 0, "invalid") && dbl("0x1p-1", 0, 1, 0,
+	    "invalid") && dbl("0X.8", 0, 1, 0, "invalid") && dbl("1e-1", 0,
+	    1, 0.1, NULL), "decimal only: no infinity, no hex float");
+	CHECK(dbl("1e999", 0, 1e300, 0, "too large") &&
+	    dbl("-1e999", -1, 1, 0, "too small") &&
 	    dbl("-0.5", 0, 1, 0, "too small"), "out of range says which way");
 	CHECK(size("0", 0, 100, 0, NULL) && size("64M", 0, 1ull << 40,
 	    64ull << 20, NULL) && size("1.5k", 0, 1ull << 40, 1536, NULL) &&
