@@ -289,7 +289,7 @@ record(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 		keep = pass(R, R_EARLY, rec->ply > o->early);
 	if (keep && o->curve != NULL)
 		keep = pass(R, R_CURVE, draw(R, rec, R_CURVE,
-		    R->rate[__builtin_popcountll(pf_get64(rec->pos))]));
+		    R->rate[pf_popcount_swar(pf_get64(rec->pos))]));
 	if (keep && o->wdl)
 		keep = pass(R, R_WDL, wdl_keep(R, f, rec, recno));
 	if (keep && o->keep >= 0)

@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "posflow.h"
@@ -604,7 +605,13 @@ read_exts(struct run *R, struct recinfo *ri)
 		case PF_EXT_META:
 			if (!ri->has_meta) {
 				ri->has_meta = 1;
-				ri->meta_x = x;
+				/* field by field: a copy of the whole
+				   struct reads what pf_ext_next has just
+				   written in parts, and waits (store
+				   forwarding fails) */
+				ri->meta_x.type = x.type;
+				ri->meta_x.len = x.len;
+				ri->meta_x.data = x.data;
 			}
 			break;
 		case PF_EXT_EVAL:
@@ -692,7 +699,7 @@ take(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 	ri.rank_state = 0;
 	ri.has_cplx = ri.has_repair = 0;
 	ri.pos_key = XXH3_64bits(rec->pos, POS_KEY_LEN);
-	ri.pieces = __builtin_popcountll(pf_get64(rec->pos));
+	ri.pieces = pf_popcount_swar(pf_get64(rec->pos));
 	if (rec->ext_len > 0 && read_exts(R, &ri) == -1)
 		pf_filter_error(f, recno, "malformed extension; the rest of "
 		    "the record is counted");

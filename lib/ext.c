@@ -222,16 +222,29 @@ pf_meta_encode(const pf_meta *m, pf_extbuf *b)
 	return 0;
 }
 
+/* The string at *off of a meta extension: its text and length, *off moved
+   past it; -1 if it runs past the end. */
+static inline int
+meta_str(const pf_ext *x, size_t *off, const char **s, uint16_t *n)
+{
+	uint16_t k;
+
+	if (x->len - *off < 2)
+		return -1;
+	k = pf_get16(x->data + *off);
+	if (x->len - *off - 2 < k)
+		return -1;
+	*s = (const char *)(x->data + *off + 2);
+	*n = k;
+	*off += 2 + (size_t)k;
+	return 0;
+}
+
 int
 pf_meta_decode(const pf_ext *x, pf_meta *m)
 {
-	const char **s[6] = { &m->event, &m->site, &m->white, &m->black,
-	    &m->date, &m->term_text };
-	uint16_t *n[6] = { &m->event_len, &m->site_len, &m->white_len,
-	    &m->black_len, &m->date_len, &m->term_text_len };
 	const uint8_t *p = x->data;
 	size_t off = META_FIXED;
-	int i;
 
 	if (x->len < META_FIXED)
 		return -1;
@@ -240,18 +253,16 @@ pf_meta_decode(const pf_ext *x, pf_meta *m)
 	m->base_s = pf_get32(p + 4);
 	m->inc_s = pf_get32(p + 8);
 	m->termination = p[12];
-	for (i = 0; i < 6; i++) {
-		uint16_t k;
-
-		if (x->len - off < 2)
-			return -1;
-		k = pf_get16(p + off);
-		if (x->len - off - 2 < k)
-			return -1;
-		*s[i] = (const char *)(p + off + 2);
-		*n[i] = k;
-		off += 2 + (size_t)k;
-	}
+	/* each string stored straight to its field: through a table of
+	   the fields (or of the strings found), every store or load waited
+	   on the table's stores, for a filter's every record */
+	if (meta_str(x, &off, &m->event, &m->event_len) == -1 ||
+	    meta_str(x, &off, &m->site, &m->site_len) == -1 ||
+	    meta_str(x, &off, &m->white, &m->white_len) == -1 ||
+	    meta_str(x, &off, &m->black, &m->black_len) == -1 ||
+	    meta_str(x, &off, &m->date, &m->date_len) == -1 ||
+	    meta_str(x, &off, &m->term_text, &m->term_text_len) == -1)
+		return -1;
 	return 0;
 }
 

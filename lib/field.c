@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "chess.h"
@@ -102,6 +103,7 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_LT, OP_LE, OP_GT, OP_GE,
 
 struct node {
 	int kind, op, field;
+	int id;			/* fields[field].id, looked up once */
 	double num;
 	pf_evalsel sel;
 	int a, b;		/* children (node indices) */
@@ -345,6 +347,7 @@ parse_prim(pf_expr *e)
 		if ((i = new_node(e, N_FIELD)) == -1)
 			return oom(e);
 		e->n[i].field = (int)k;
+		e->n[i].id = fields[k].id;
 		e->n[i].sel.kind = PF_EVALSEL_DEEPEST;
 		skip_space(e);
 		if (*e->p == '[') {
@@ -650,7 +653,7 @@ material(pf_expr *e, int m[2])
 {
 	static const int val[8] = { 1, 3, 3, 5, 9, 0, 5, -1 };
 	const uint8_t *pos = e->rec->pos;
-	int n = __builtin_popcountll(pf_get64(pos)), v;
+	int n = pf_popcount_swar(pf_get64(pos)), v;
 
 	m[0] = m[1] = 0;
 	if (n > 32) {
@@ -694,7 +697,7 @@ eval_field(pf_expr *e, const struct node *n)
 	memset(v.wdl, 0, sizeof(v.wdl));
 	if (find_eval(e, &n->sel, &v) != 1)
 		return NAN;
-	switch (fields[n->field].id) {
+	switch (n->id) {
 	case F_BEST_CAPTURE:
 		return v.best == PF_MOVE_NONE ? NAN : captures(e->rec, v.best);
 	case F_BEST_PLAYED:
@@ -709,7 +712,7 @@ eval_field(pf_expr *e, const struct node *n)
 	default:
 		if (!(v.flags & PF_EVF_WDL))
 			return NAN;
-		return v.wdl[fields[n->field].id - F_W];
+		return v.wdl[n->id - F_W];
 	}
 }
 
@@ -722,7 +725,7 @@ field(pf_expr *e, const struct node *n)
 	pf_ext x;
 	int stm = r->pos[24] >> 7;	/* stm_ep, bit 7: black to move */
 
-	switch (fields[n->field].id) {
+	switch (n->id) {
 	case F_PLY:
 		return r->ply;
 	case F_MOVE:
@@ -770,14 +773,14 @@ field(pf_expr *e, const struct node *n)
 		return r->move != PF_MOVE_NONE &&
 		    PF_MOVE_KIND(r->move) == PF_MK_CASTLE;
 	case F_PIECES:
-		return __builtin_popcountll(pf_get64(r->pos));
+		return pf_popcount_swar(pf_get64(r->pos));
 	case F_MATERIAL:
 	case F_IMBALANCE: {
 		int m[2];
 
 		if (material(e, m) == -1)
 			return NAN;
-		if (fields[n->field].id == F_MATERIAL)
+		if (n->id == F_MATERIAL)
 			return m[0] + m[1];
 		return m[stm] - m[!stm];
 	}

@@ -186,29 +186,40 @@ struct pf_keylog {
 #define KEYLOG_START	256
 #define KEYLOG_BYTES	sizeof(uint64_t)
 
-/* LSD radix sort of src[0..n) by bytes lo..7, scratch dst; the result in
-   keys (which is src or dst). */
+/*
+ * LSD radix sort of src[0..n) by bits lo..hi-1 (the keys agree above hi),
+ * scratch dst, in digits of 10 bits (8 for a few keys, whose tables would
+ * cost more than they sort); a digit that every key shares is skipped.
+ * The result in keys (src or dst).
+ */
+#define DIGIT_MAX	10
+#define DIGITS_MAX	8	/* 64 bits in digits of 8 */
+
 static void
-lsd_sort(uint64_t *src, uint64_t *dst, size_t n, int lo, uint64_t *keys)
+lsd_sort(uint64_t *src, uint64_t *dst, size_t n, int lo, int hi,
+    uint64_t *keys)
 {
-	size_t count[8][256], pos;
+	size_t count[DIGITS_MAX << DIGIT_MAX], pos;
+	int w = n >= 2048 ? DIGIT_MAX : 8;
+	int nd = (hi - lo + w - 1) / w;
+	size_t m = (size_t)1 << w;
 	uint64_t *t;
-	int b;
 
-	memset(count, 0, sizeof(count));
+	memset(count, 0, (size_t)nd * m * sizeof(count[0]));
 	for (size_t i = 0; i < n; i++) {
-		uint64_t k = src[i];
+		uint64_t k = src[i] >> lo;
 
-		for (b = lo; b < 8; b++)
-			count[b][(k >> (8 * b)) & 255]++;
+		for (int d = 0; d < nd; d++)
+			count[(size_t)d * m + ((k >> (w * d)) & (m - 1))]++;
 	}
-	for (b = lo; b < 8; b++) {
-		size_t *c = count[b];
+	for (int d = 0; d < nd; d++) {
+		size_t *c = count + (size_t)d * m;
+		int sh = lo + w * d;
 
-		if (c[(src[0] >> (8 * b)) & 255] == n)
-			continue;	/* one value of this byte: nothing moves */
+		if (c[(src[0] >> sh) & (m - 1)] == n)
+			continue;	/* one value of the digit: none moves */
 		pos = 0;
-		for (int v = 0; v < 256; v++) {
+		for (size_t v = 0; v < m; v++) {
 			size_t k = c[v];
 
 			c[v] = pos;
@@ -217,7 +228,7 @@ lsd_sort(uint64_t *src, uint64_t *dst, size_t n, int lo, uint64_t *keys)
 		for (size_t i = 0; i < n; i++) {
 			uint64_t k = src[i];
 
-			dst[c[(k >> (8 * b)) & 255]++] = k;
+			dst[c[(k >> sh) & (m - 1)]++] = k;
 		}
 		t = src;
 		src = dst;
@@ -228,13 +239,47 @@ lsd_sort(uint64_t *src, uint64_t *dst, size_t n, int lo, uint64_t *keys)
 }
 
 /*
- * In place: the keys are permuted into 256 buckets by their top byte
- * (American flag sort: each key swapped straight to its bucket's next
- * free place), then each bucket, small enough for the cache when the keys
- * are hashes, is sorted by its other bytes with a scratch buffer of the
- * largest bucket's size.  No second array of n keys: a large log is
- * sorted in the memory it already has.
+ * The low TIE_BITS are sorted apart: the keys are hashes above them (in
+ * posstat's log, a position's hash with its ply below), so keys that
+ * agree above are few, and a pass that orders those runs costs less than
+ * the radix passes over the low bits of every key.  A long run (one
+ * position at many plies) is radix sorted too.
  */
+#define TIE_BITS	16
+
+static void
+order_ties(uint64_t *keys, size_t n, uint64_t *scratch)
+{
+	size_t i = 0, j;
+
+	while (i < n) {
+		for (j = i + 1; j < n && (keys[j] ^ keys[i]) >> TIE_BITS == 0;
+		    j++)
+			;
+		if (j - i > 32)
+			lsd_sort(keys + i, scratch, j - i, 0, TIE_BITS,
+			    keys + i);
+		else
+			for (size_t a = i + 1; a < j; a++) {
+				uint64_t k = keys[a];
+				size_t b = a;
+
+				for (; b > i && keys[b - 1] > k; b--)
+					keys[b] = keys[b - 1];
+				keys[b] = k;
+			}
+		i = j;
+	}
+}
+
+/* keys[0..n), which agree above bit hi, scratch of n keys. */
+static void
+sort_part(uint64_t *keys, uint64_t *scratch, size_t n, int hi)
+{
+	lsd_sort(keys, scratch, n, TIE_BITS, hi, keys);
+	order_ties(keys, n, scratch);
+}
+
 static int
 cmp_u64(const void *a, const void *b)
 {
@@ -243,10 +288,68 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * In place: the keys are permuted into 256 buckets by their top byte,
+ * then each bucket, small enough for the cache when the keys are hashes,
+ * is sorted by its other bits with a scratch buffer of the largest
+ * bucket's size.  No second array of n keys: a large log is sorted in the
+ * memory it already has.  The permutation swaps each key of a bucket's
+ * unplaced part straight to the next free place of its own bucket, four
+ * independent swaps at a time, and goes over the buckets again until
+ * every key is placed (as ska_sort does): unlike a cycle of swaps, where
+ * each step waits for the key the last one displaced, the four misses to
+ * memory overlap.
+ */
+static void
+partition(uint64_t *keys, size_t n, size_t *start, size_t *count)
+{
+	size_t next[256], end[256], pos = 0;
+	uint8_t left[256];
+	int nleft = 0;
+
+	memset(count, 0, 256 * sizeof(*count));
+	for (size_t i = 0; i < n; i++)
+		count[keys[i] >> 56]++;
+	for (int v = 0; v < 256; v++) {
+		start[v] = next[v] = pos;
+		pos += count[v];
+		end[v] = pos;
+		if (count[v] > 0)
+			left[nleft++] = (uint8_t)v;
+	}
+	while (nleft > 1) {
+		int w = 0;
+
+		for (int r = 0; r < nleft; r++) {
+			size_t i = next[left[r]], e = end[left[r]];
+
+			for (; i + 4 <= e; i += 4)
+				for (int u = 0; u < 4; u++) {
+					uint64_t k = keys[i + u];
+					size_t to = next[k >> 56]++;
+
+					keys[i + u] = keys[to];
+					keys[to] = k;
+				}
+			for (; i < e; i++) {
+				uint64_t k = keys[i];
+				size_t to = next[k >> 56]++;
+
+				keys[i] = keys[to];
+				keys[to] = k;
+			}
+		}
+		for (int r = 0; r < nleft; r++)
+			if (next[left[r]] < end[left[r]])
+				left[w++] = left[r];
+		nleft = w;
+	}
+}
+
 void
 pf_sort_u64(uint64_t *keys, size_t n)
 {
-	size_t count[256], start[256], next[256], pos = 0, most = 0;
+	size_t count[256], start[256], most = 0;
 	uint64_t *scratch;
 
 	if (n < 2)
@@ -255,36 +358,14 @@ pf_sort_u64(uint64_t *keys, size_t n)
 		if ((scratch = malloc(n * sizeof(*scratch))) == NULL)
 			qsort(keys, n, sizeof(*keys), cmp_u64);
 		else
-			lsd_sort(keys, scratch, n, 0, keys);
+			sort_part(keys, scratch, n, 64);
 		free(scratch);
 		return;
 	}
-	memset(count, 0, sizeof(count));
-	for (size_t i = 0; i < n; i++)
-		count[keys[i] >> 56]++;
-	for (int v = 0; v < 256; v++) {
-		start[v] = next[v] = pos;
-		pos += count[v];
+	partition(keys, n, start, count);
+	for (int v = 0; v < 256; v++)
 		if (count[v] > most)
 			most = count[v];
-	}
-	for (int v = 0; v < 256; v++) {
-		size_t end = start[v] + count[v];
-
-		while (next[v] < end) {
-			uint64_t k = keys[next[v]];
-			unsigned d = (unsigned)(k >> 56);
-
-			while (d != (unsigned)v) {
-				uint64_t t = keys[next[d]];
-
-				keys[next[d]++] = k;
-				k = t;
-				d = (unsigned)(k >> 56);
-			}
-			keys[next[v]++] = k;
-		}
-	}
 	scratch = malloc(most * sizeof(*scratch));
 	for (int v = 0; v < 256; v++) {
 		if (count[v] < 2)
@@ -293,8 +374,7 @@ pf_sort_u64(uint64_t *keys, size_t n)
 			qsort(keys + start[v], count[v], sizeof(*keys),
 			    cmp_u64);
 		else
-			lsd_sort(keys + start[v], scratch, count[v], 0,
-			    keys + start[v]);
+			sort_part(keys + start[v], scratch, count[v], 56);
 	}
 	free(scratch);
 }

@@ -68,9 +68,11 @@ int		 pf_keylog_has(pf_keylog *l, uint64_t key);
 size_t		 pf_keylog_finish(pf_keylog *l, const uint64_t **keys);
 
 /* Sort keys[0..n) ascending, in place: spread by the top byte into 256
-   buckets, then each sorted byte by byte (LSD radix, passes where every
-   key has the same byte skipped) with a scratch buffer of the largest
-   bucket's size (qsort when that cannot be had). */
+   buckets, then each sorted by its bits 16 to 55 (LSD radix in digits of
+   10 bits, passes where every key has the same digit skipped) and its
+   runs of keys equal above bit 16 by their low bits, with a scratch
+   buffer of the largest bucket's size (qsort when that cannot be had).
+   Fastest on hashes above bit 16; any keys come out sorted. */
 void		 pf_sort_u64(uint64_t *keys, size_t n);
 
 /* ---- HyperLogLog -------------------------------------------------------- */

@@ -77,6 +77,40 @@ main(void)
 			    narrow ? " (top bytes 0-15)" : "");
 		}
 
+	/* Keys that agree above their low 16 bits (a position at many
+	   plies): a few such runs, long ones, and short ones, in the small
+	   sort and the bucketed one, and all in one bucket. */
+	{
+		static const size_t tsizes[] = { 40, 5000, 65535, 300000 };
+		static const size_t highs[] = { 1, 3, 1000, 100000 };
+
+		for (size_t s = 0; s < 4; s++)
+			for (size_t h = 0; h < 4; h++)
+				for (int bucket = 0; bucket < 2; bucket++) {
+					size_t n = tsizes[s];
+					uint64_t *hi = malloc(highs[h] *
+					    sizeof(*hi));
+
+					for (size_t i = 0; i < highs[h]; i++)
+						hi[i] = (bucket ? 0x42ULL <<
+						    56 : 0) | (next() >>
+						    (bucket ? 8 : 0) &
+						    ~0xffffULL);
+					for (size_t i = 0; i < n; i++)
+						a[i] = hi[next() % highs[h]] |
+						    (next() & 0xffff);
+					free(hi);
+					memcpy(b, a, n * sizeof(*a));
+					pf_sort_u64(a, n);
+					qsort(b, n, sizeof(*b), cmp_u64);
+					CHECK(memcmp(a, b, n * sizeof(*a)) ==
+					    0, "pf_sort_u64 of %zu keys in "
+					    "runs of %zu high parts%s equals "
+					    "qsort", n, highs[h], bucket ?
+					    " (one top byte)" : "");
+				}
+	}
+
 	/* The key log: with room, exactly the distinct keys. */
 	{
 		size_t budget = 64u << 20, n, d;
