@@ -97,7 +97,9 @@ static const char *const term_names[] = { "unknown", "normal", "time",
     "abandoned", "rules", "unterminated", "other" };
 
 enum { N_NUM, N_FIELD, N_NOT, N_NEG, N_BIN, N_AND, N_OR, N_ABS, N_MIN,
-    N_MAX, N_KNOWN, N_FCMP };	/* N_FCMP: field (node a) op number */
+    N_MAX, N_KNOWN, N_FCMP, N_GCMP };
+/* N_FCMP: field (node a) op number; N_GCMP: game op an integer literal,
+   compared as 64-bit integers (a game id past 2^53 is not a double) */
 enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_LT, OP_LE, OP_GT, OP_GE,
     OP_EQ, OP_NE };
 
@@ -105,6 +107,8 @@ struct node {
 	int kind, op, field;
 	int id;			/* fields[field].id, looked up once */
 	double num;
+	int exact;		/* N_NUM: an integer literal, its value in u */
+	uint64_t u;
 	pf_evalsel sel;
 	int a, b;		/* children (node indices) */
 };
@@ -230,6 +234,10 @@ binary(pf_expr *e, int kind, int op, int a, int b)
 	    e->n[b].kind == N_NUM) {
 		e->n[i].kind = N_FCMP;
 		e->n[i].num = e->n[b].num;
+		if (e->n[a].id == F_GAME && e->n[b].exact) {
+			e->n[i].kind = N_GCMP;
+			e->n[i].u = e->n[b].u;
+		}
 	}
 	return i;
 }
@@ -307,6 +315,7 @@ parse_prim(pf_expr *e)
 	}
 	if ((*e->p >= '0' && *e->p <= '9') || *e->p == '.') {
 		double v;
+		int hex;
 
 		errno = 0;
 		v = strtod(e->p, &end);
@@ -318,10 +327,19 @@ parse_prim(pf_expr *e)
 		    (size_t)(end - e->p) ||
 		    is_name_char((unsigned char)*end, 1) || *end == '.')
 			return fail(e, at, "bad number");
-		e->p = end;
 		if ((i = new_node(e, N_NUM)) == -1)
 			return oom(e);
 		e->n[i].num = v;
+		/* an integer's exact value too, for the game id */
+		hex = e->p[0] == '0' && (e->p[1] | 0x20) == 'x';
+		if (strspn(e->p + 2 * hex, hex ? "0123456789abcdefABCDEF" :
+		    "0123456789") == (size_t)(end - e->p) - 2 * hex) {
+			errno = 0;
+			e->n[i].u = strtoull(e->p + 2 * hex, NULL,
+			    hex ? 16 : 10);
+			e->n[i].exact = errno == 0;
+		}
+		e->p = end;
 		return i;
 	}
 	if (!is_name_char((unsigned char)*e->p, 1))
@@ -941,6 +959,18 @@ eval_node(pf_expr *e, int i)
 		case OP_EQ: return a == b;
 		default: return a != b;
 		}
+	case N_GCMP: {
+		uint64_t g = e->rec->game_id, k = n->u;
+
+		switch (n->op) {
+		case OP_LT: return g < k;
+		case OP_LE: return g <= k;
+		case OP_GT: return g > k;
+		case OP_GE: return g >= k;
+		case OP_EQ: return g == k;
+		default: return g != k;
+		}
+	}
 	}
 	/* N_BIN */
 	a = eval_node(e, n->a);
