@@ -1026,9 +1026,18 @@ pf_expr_label(const pf_expr *e, double v, char *buf, size_t len)
 		    "loss");
 	else if (lab == L_TERM && v >= 0 && v <= PF_TERM_OTHER && v == (int)v)
 		snprintf(buf, len, "%s", term_names[(int)v]);
+	else if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		snprintf(buf, len, "%.0f", v);	/* every digit of an integer */
 	else
 		snprintf(buf, len, "%.15g", v);
 	return buf;
+}
+
+int
+pf_expr_is_game(const pf_expr *e)
+{
+	return e->root >= 0 && e->n[e->root].kind == N_FIELD &&
+	    e->n[e->root].id == F_GAME;
 }
 
 /* ---- sampling ----------------------------------------------------------- */

@@ -68,6 +68,10 @@ static inline int pf_expr_true(double v) { return v == v && v != 0; }
 const char *pf_expr_label(const pf_expr *e, double v, char *buf,
 	    size_t len);
 
+/* Is the expression the field game alone?  Its value, a double, is exact
+   below 2^53 only: a caller that groups by it uses the record's id. */
+int	 pf_expr_is_game(const pf_expr *e);
+
 /* The name of field i (0, 1, ...), NULL past the last: for help texts
    and tests. */
 const char *pf_field_name(int i);

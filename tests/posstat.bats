@@ -238,6 +238,17 @@ near() {
 	[ "$(jq -c '[.groups[].by] | sort' e.json)" = '["0","1"]' ]
 	[ "$(jq '[.groups[].records] | add' e.json)" -eq 2817 ]
 	posstat --json --by termination "$b" | jq -e '[.groups[].by] | index("normal") != null' > /dev/null
+	# game: each game its own group, named as posdump shows its id, ids
+	# that differ past 2^53 too; an integer named in full
+	printf '%s\n' 'startpos game=0xc2c753673ff1fbd4 ply=0' \
+	    'startpos game=0xc2c753673ff1fbd5 ply=0' \
+	    'startpos game=0xc2c753673ff1fbd4 ply=1' |
+	    "$BUILD_DIR/tests/tools/mkrec" > g.pos
+	posstat --json --by game g.pos > g.json
+	[ "$(jq -c '[.groups[] | [.by, .records]]' g.json)" = '[["c2c753673ff1fbd4",2],["c2c753673ff1fbd5",1]]' ]
+	[ "$(jq -c '[.groups[].by] | sort' <(posstat --json --by game "$a"))" = "$(posdump --json "$a" | jq -s -c '[.[].game] | unique')" ]
+	posstat --json --by 'ply + 1000000000000000' g.pos > p.json
+	[ "$(jq -c '[.groups[].by]' p.json)" = '["1000000000000000","1000000000000001"]' ]
 	# the text report has a summary row per group
 	run posstat --by file "$a" "$b"
 	assert_success
