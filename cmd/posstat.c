@@ -1163,6 +1163,8 @@ text_stats(FILE *o, const struct stats *s, const struct opts *op)
 static void
 text_report(FILE *o, const struct run *R)
 {
+	int est = 0;
+
 	fprintf(o, "posstat: all records\n\n");
 	text_stats(o, &R->all, R->o);
 	if (R->o->by_kind == BY_NONE)
@@ -1174,12 +1176,18 @@ text_report(FILE *o, const struct run *R)
 	for (int i = 0; i < R->ngroups; i++) {
 		const struct stats *s = R->group[i];
 		double d = decisive_per_draw(s), rk = rank_mean(s);
+		char games[32], uniq[32];
 
-		fprintf(o, "  %-20s %12" PRIu64 " %10" PRIu64 " %12.0f %8"
-		    PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64, s->label,
-		    s->records, s->games, unique_count(s), s->game_results[1],
-		    s->game_results[2], s->game_results[3],
-		    s->game_results[0]);
+		/* an estimate (the memory full) marked, as in the sections */
+		snprintf(games, sizeof(games), "%s%" PRIu64,
+		    s->games_exact ? "" : "~", s->games);
+		snprintf(uniq, sizeof(uniq), "%s%.0f",
+		    s->unique_exact ? "" : "~", unique_count(s));
+		est |= !s->games_exact || !s->unique_exact;
+		fprintf(o, "  %-20s %12" PRIu64 " %10s %12s %8" PRIu64 " %8"
+		    PRIu64 " %8" PRIu64 " %8" PRIu64, s->label, s->records,
+		    games, uniq, s->game_results[1], s->game_results[2],
+		    s->game_results[3], s->game_results[0]);
 		if (isnan(d))
 			fprintf(o, " %9s", "-");
 		else
@@ -1189,6 +1197,9 @@ text_report(FILE *o, const struct run *R)
 		else
 			fprintf(o, " %8.4f\n", rk);
 	}
+	if (est)
+		fprintf(o, "  ~ estimated: the memory for counting (--memory) "
+		    "was full\n");
 	for (int i = 0; i < R->ngroups; i++) {
 		fprintf(o, "\n\nposstat: %s = %s\n\n", R->o->by,
 		    R->group[i]->label);

@@ -107,7 +107,8 @@ struct node {
 	int kind, op, field;
 	int id;			/* fields[field].id, looked up once */
 	double num;
-	int exact;		/* N_NUM: an integer literal, its value in u */
+	int exact;		/* N_NUM: an integer literal, its value in u;
+				   2: past every id (2^64 or more) */
 	uint64_t u;
 	pf_evalsel sel;
 	int a, b;		/* children (node indices) */
@@ -237,6 +238,7 @@ binary(pf_expr *e, int kind, int op, int a, int b)
 		if (e->n[a].id == F_GAME && e->n[b].exact) {
 			e->n[i].kind = N_GCMP;
 			e->n[i].u = e->n[b].u;
+			e->n[i].exact = e->n[b].exact;
 		}
 	}
 	return i;
@@ -337,7 +339,7 @@ parse_prim(pf_expr *e)
 			errno = 0;
 			e->n[i].u = strtoull(e->p + 2 * hex, NULL,
 			    hex ? 16 : 10);
-			e->n[i].exact = errno == 0;
+			e->n[i].exact = errno == 0 ? 1 : 2;	/* 2: >= 2^64 */
 		}
 		e->p = end;
 		return i;
@@ -962,6 +964,9 @@ eval_node(pf_expr *e, int i)
 	case N_GCMP: {
 		uint64_t g = e->rec->game_id, k = n->u;
 
+		if (n->exact == 2)	/* above every id */
+			return n->op == OP_LT || n->op == OP_LE ||
+			    n->op == OP_NE;
 		switch (n->op) {
 		case OP_LT: return g < k;
 		case OP_LE: return g <= k;
@@ -1027,7 +1032,8 @@ pf_expr_label(const pf_expr *e, double v, char *buf, size_t len)
 	else if (lab == L_TERM && v >= 0 && v <= PF_TERM_OTHER && v == (int)v)
 		snprintf(buf, len, "%s", term_names[(int)v]);
 	else if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		snprintf(buf, len, "%.0f", v);	/* every digit of an integer */
+		/* every digit of an integer; -0 is 0 (they are equal) */
+		snprintf(buf, len, "%.0f", v == 0 ? 0.0 : v);
 	else
 		snprintf(buf, len, "%.15g", v);
 	return buf;

@@ -200,6 +200,16 @@ check_table() {
 	check 'game == 14035278466643000277' 1
 	# in arithmetic the id is a double (posfilter(1)): all three alike
 	check 'game + 0 == 0xc2c753673ff1fbd5' 3
+	# a literal past every id (2^64 or more) is above them all
+	printf '%s\n' 'startpos game=18446744073709551615' \
+	    'startpos game=18446744073709550592' 'startpos game=1' |
+	    "$MKREC" > g.pos
+	check 'game < 0x10000000000000000' 3
+	check 'game == 0x10000000000000000' 0
+	check 'game != 18446744073709551616' 3
+	check 'game >= 18446744073709551616' 0
+	check 'game == 0xffffffffffffffff' 1
+	check 'game > 18446744073709550592' 1
 }
 
 @test "errors point at the column and exit 2" {

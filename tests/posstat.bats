@@ -190,6 +190,13 @@ near() {
 	run posstat --memory 64K many.pos
 	assert_output --partial "HyperLogLog estimate"
 	assert_output --partial "lower bound"
+	# the --by summary table marks the estimates too
+	run posstat --memory 64K --by 'ply' many.pos
+	assert_success
+	assert_line --regexp '^  0 +100000 +~100000 +~[0-9]+ '
+	assert_output --partial "~ estimated: the memory for counting (--memory) was full"
+	run posstat --by 'ply' many.pos
+	refute_output --partial "~"
 }
 
 @test "evaluation histogram, complexity and repair rates" {
@@ -249,6 +256,10 @@ near() {
 	[ "$(jq -c '[.groups[].by] | sort' <(posstat --json --by game "$a"))" = "$(posdump --json "$a" | jq -s -c '[.[].game] | unique')" ]
 	posstat --json --by 'ply + 1000000000000000' g.pos > p.json
 	[ "$(jq -c '[.groups[].by]' p.json)" = '["1000000000000000","1000000000000001"]' ]
+	# -0 is 0: one group, whatever the order
+	printf '%s\n' 'startpos game=1 result=0-1' 'startpos game=3 result=*' \
+	    'startpos game=2 result=1-0' | "$BUILD_DIR/tests/tools/mkrec" > z.pos
+	[ "$(posstat --json --by 'result * 0' z.pos | jq -c '[.groups[] | [.by, .records]]')" = '[["0",2],["missing",1]]' ]
 	# the text report has a summary row per group
 	run posstat --by file "$a" "$b"
 	assert_success
