@@ -848,10 +848,21 @@ decisive_per_draw(const struct stats *s)
 	    s->game_results[PF_RESULT_BLACK]) / (double)d : NAN;
 }
 
+/* Exact, or the estimate: at least the distinct positions the frozen
+   log holds, which are certain. */
 static double
 unique_count(const struct stats *s)
 {
-	return s->unique_exact ? (double)s->unique : pf_hll_estimate(s->hll);
+	return s->unique_exact ? (double)s->unique :
+	    fmax(pf_hll_estimate(s->hll), (double)s->unique);
+}
+
+/* Not exact, and the count is the frozen log's (a lower bound). */
+static int
+unique_from_log(const struct stats *s)
+{
+	return !s->unique_exact &&
+	    (double)s->unique >= pf_hll_estimate(s->hll);
 }
 
 static double
@@ -973,6 +984,10 @@ text_stats(FILE *o, const struct stats *s, const struct opts *op)
 	if (s->unique_exact)
 		fprintf(o, "  %-28s %14" PRIu64 "\n", "unique positions",
 		    s->unique);
+	else if (unique_from_log(s))
+		fprintf(o, "  %-28s %14.0f  (lower bound: the positions the "
+		    "full memory holds)\n", "unique positions",
+		    unique_count(s));
 	else
 		fprintf(o, "  %-28s %14.0f  (HyperLogLog estimate, standard "
 		    "error 0.8 %%)\n", "unique positions", unique_count(s));
@@ -1262,8 +1277,9 @@ json_stats(FILE *o, const struct stats *s, const struct opts *op,
 	fprintf(o, ",\n%s\"unique_positions_exact\": ", ind);
 	json_bool(o, s->unique_exact);
 	fprintf(o, ",\n%s\"unique_positions_estimator\": ", ind);
-	fputs(s->unique_exact ? "null" : "\"hyperloglog p=14, standard "
-	    "error 0.8 %\"", o);
+	fputs(s->unique_exact ? "null" : unique_from_log(s) ?
+	    "\"lower bound: the positions the full memory holds\"" :
+	    "\"hyperloglog p=14, standard error 0.8 %\"", o);
 	fprintf(o, ",\n%s\"results\": ", ind);
 	json_results(o, s->game_results);
 	fprintf(o, ",\n%s\"decisive_per_draw\": ", ind);
@@ -1913,7 +1929,8 @@ html_summary_row(FILE *o, const struct stats *s)
 	html_text(o, s->label);
 	fprintf(o, "</td><td>%" PRIu64 "</td><td>%" PRIu64 "%s</td><td>%.0f%s"
 	    "</td>", s->records, s->games, s->games_exact ? "" : " (est.)",
-	    unique_count(s), s->unique_exact ? "" : " (HLL)");
+	    unique_count(s), s->unique_exact ? "" : unique_from_log(s) ?
+	    " (at least)" : " (HLL)");
 	for (int r = 1; r <= 4; r++)
 		fprintf(o, "<td>%" PRIu64 "</td>", s->game_results[r & 3]);
 	if (isnan(d))
@@ -1949,7 +1966,9 @@ html_report(FILE *o, const struct run *R)
 	fprintf(o, "</table>\n");
 	if (!R->all.unique_exact)
 		fprintf(o, "<p>Unique positions are a HyperLogLog estimate "
-		    "(standard error 0.8 %%): the memory was full.</p>\n");
+		    "(standard error 0.8 %%), or at least the positions the "
+		    "memory held when they are more: the memory was "
+		    "full.</p>\n");
 	memset(&S, 0, sizeof(S));
 	if (R->ngroups == 0)
 		S.s[S.n++] = &R->all;

@@ -24,6 +24,30 @@ near() {
 	    fail "$1 != $2"
 }
 
+# n positions (from seed s, an LCG exact in awk's doubles), black to
+# move: two kings and one white piece; a few are twins.
+kp_fens() {
+	awk -v s="$1" -v n="$2" 'BEGIN { split("Q R B N", pc, " ")
+	    for (i = 0; i < n; i++) {
+		do {
+			s = (s * 69069 + 1) % 4294967296; a = int(s / 65536) % 64
+			s = (s * 69069 + 1) % 4294967296; b = int(s / 65536) % 64
+			s = (s * 69069 + 1) % 4294967296; c = int(s / 65536) % 64
+			dr = int(a / 8) - int(b / 8); df = a % 8 - b % 8
+		} while (a == b || a == c || b == c || (dr * dr <= 1 && df * df <= 1))
+		s = (s * 69069 + 1) % 4294967296; p = pc[int(s / 65536) % 4 + 1]
+		for (sq = 0; sq < 64; sq++)
+			brd[sq] = sq == a ? "K" : sq == b ? "k" : sq == c ? p : "1"
+		fen = ""
+		for (r = 7; r >= 0; r--) {
+			for (f = 0; f < 8; f++)
+				fen = fen brd[r * 8 + f]
+			if (r) fen = fen "/"
+		}
+		print fen " b - - 0 1"
+	    } }'
+}
+
 @test "hand counts on the bundled games: records, games, results per game, (W+L)/D" {
 	for f in 10k 100k; do
 		pgn=$G10K
@@ -147,25 +171,7 @@ near() {
 	[ "$(jq -c '[.unique_positions, .unique_positions_exact, .games]' out.json)" = "[4,true,5]" ]
 	# 100000 positions (a few twins), black to move: two kings and one
 	# white piece (an LCG exact in awk's doubles)
-	awk 'BEGIN { s = 12345; split("Q R B N", pc, " ")
-	    for (i = 0; i < 100000; i++) {
-		do {
-			s = (s * 69069 + 1) % 4294967296; a = int(s / 65536) % 64
-			s = (s * 69069 + 1) % 4294967296; b = int(s / 65536) % 64
-			s = (s * 69069 + 1) % 4294967296; c = int(s / 65536) % 64
-			dr = int(a / 8) - int(b / 8); df = a % 8 - b % 8
-		} while (a == b || a == c || b == c || (dr * dr <= 1 && df * df <= 1))
-		s = (s * 69069 + 1) % 4294967296; p = pc[int(s / 65536) % 4 + 1]
-		for (sq = 0; sq < 64; sq++)
-			brd[sq] = sq == a ? "K" : sq == b ? "k" : sq == c ? p : "1"
-		fen = ""
-		for (r = 7; r >= 0; r--) {
-			for (f = 0; f < 8; f++)
-				fen = fen brd[r * 8 + f]
-			if (r) fen = fen "/"
-		}
-		print fen " b - - 0 1 game=" i
-	    } }' > many.txt
+	kp_fens 12345 100000 | awk '{ print $0 " game=" NR - 1 }' > many.txt
 	exact=$(cut -d' ' -f1 many.txt | sort -u | wc -l)
 	[ "$exact" -gt 90000 ]
 	"$MKREC" < many.txt > many.pos
@@ -190,6 +196,21 @@ near() {
 	run posstat --memory 64K many.pos
 	assert_output --partial "HyperLogLog estimate"
 	assert_output --partial "lower bound"
+	# 300 positions at 2000 plies each: the log freezes at 64K, and
+	# still holds all 300, a count that is certain; the sketch alone
+	# said 299 of this input
+	kp_fens 5 300 > pos300.txt
+	awk -v s=1 '{ pos[NR - 1] = $0 } END {
+	    for (i = 0; i < 200000; i++) {
+		s = (s * 69069 + 1) % 4294967296; k = int(s / 65536) % 300
+		s = (s * 69069 + 1) % 4294967296; ply = int(s / 65536) % 2000
+		print pos[k] " game=" int(i / 60) " ply=" ply
+	    } }' pos300.txt > few.txt
+	[ "$(cut -d' ' -f1 few.txt | sort -u | wc -l)" -eq 300 ]
+	"$MKREC" < few.txt > few.pos
+	[ "$(posstat --json --memory 64K few.pos | jq -c '[.unique_positions, .unique_positions_exact, .unique_positions_estimator]')" = '[300,false,"lower bound: the positions the full memory holds"]' ]
+	run posstat --memory 64K few.pos
+	assert_output --regexp 'unique positions +300  \(lower bound: the positions the full memory holds\)'
 	# the --by summary table marks the estimates too
 	run posstat --memory 64K --by 'ply' many.pos
 	assert_success
