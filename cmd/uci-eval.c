@@ -1522,11 +1522,20 @@ progress(struct run *R, int final)
 	rate = secs > 0 ? (double)R->searched / secs : 0;
 	if (final) {
 		uint64_t looked = R->searched + R->hits;
-		char dropped[64] = "";
+		uint64_t finished = looked + R->terminal + R->skipped +
+		    R->failed + R->invalid;
+		char dropped[128] = "";
+		int n = 0;
 
 		if (R->dropped > 0)
-			snprintf(dropped, sizeof(dropped), " (%llu failed ones "
-			    "dropped)", (unsigned long long)R->dropped);
+			n = snprintf(dropped, sizeof(dropped), " (%llu failed "
+			    "ones dropped)", (unsigned long long)R->dropped);
+		/* stopped early: finished records that waited for the ones
+		   before them were not written, but are counted below */
+		if (finished > done)
+			snprintf(dropped + n, sizeof(dropped) - (size_t)n,
+			    " written, %llu more finished but not written",
+			    (unsigned long long)(finished - done));
 		pf_warnx("%llu records%s: %llu searched, %llu cache hits "
 		    "(%.1f%%), %llu terminal, %llu skipped, %llu failed, "
 		    "%llu restarts; %.1f s, %.1f positions/s",
@@ -1758,13 +1767,15 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (got_signal || R.fatal) {
+		/* read, not written: searching, waiting for an engine, or
+		   finished and waiting for the records before them */
 		uint64_t unfinished = R.tail - R.head;
 		if (got_signal)
 			pf_warnx("interrupted by signal %d: %llu records read "
-			    "but not finished", (int)got_signal,
+			    "but not written", (int)got_signal,
 			    (unsigned long long)unfinished);
 		else if (unfinished || !R.input_done)
-			pf_warnx("stopped: %llu records read but not finished",
+			pf_warnx("stopped: %llu records read but not written",
 			    (unsigned long long)unfinished);
 		incomplete = got_signal || unfinished || !R.input_done;
 		R.status = PF_EXIT_DATA;

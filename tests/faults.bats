@@ -321,7 +321,7 @@ small_fs() {
 	wait_until has_records out.pos 20
 	stop_with TERM
 	[ "$st" -eq 1 ]
-	grep -q "^uci-eval: interrupted by signal 15: [1-9][0-9]* records read but not finished" err
+	grep -q "^uci-eval: interrupted by signal 15: [1-9][0-9]* records read but not written" err
 	n=$(posdump -c out.pos 2>/dev/null | cut -d' ' -f1)
 	[ "$n" -ge 20 ] && [ "$n" -lt 2817 ]
 }

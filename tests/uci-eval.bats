@@ -854,13 +854,30 @@ expected_segments() {
 	st=0
 	wait "$pid" || st=$?
 	[ "$st" -eq 1 ]
-	grep -q "interrupted by signal 15: 7 records read but not finished" err
+	grep -q "interrupted by signal 15: 7 records read but not written" err
 	[ "$(posdump -c out.pos | cut -d' ' -f1)" -eq 3 ]
 	# no engine left behind, not even a zombie (uci-eval reaped it)
 	for p in $(sed -n 's/^# pid //p' log); do
 		run kill -0 "$p"
 		assert_failure
 	done
+}
+
+@test "SIGTERM at -j 2: the summary counts the finished records that waited for earlier ones apart from those written" {
+	# two games, one to each engine; each engine hangs at its 4th search:
+	# game 1's first 3 written, game 2's first 3 finished but waiting
+	games 2 10 > in.pos
+	FAKE_HANG_AFTER=3 FAKE_LOG=log uci-eval -d 1 -j 2 --cache-mem 0 --timeout 60000 -e "$FAKE" in.pos > out.pos 2> err &
+	pid=$!
+	for i in $(seq 50); do [ "$(cat log 2>/dev/null | grep -c '^go')" -ge 8 ] && break; sleep 0.1; done
+	sleep 0.3
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 1 ]
+	grep -q "interrupted by signal 15: 17 records read but not written" err || fail "$(cat err)"
+	grep -q "uci-eval: 3 records written, 3 more finished but not written: 6 searched, 0 cache hits" err || fail "$(cat err)"
+	[ "$(posdump -c out.pos 2>/dev/null | cut -d' ' -f1)" -eq 3 ]
 }
 
 @test "input from a pipe that stays open: every record written; SIGINT ends the wait" {
@@ -888,7 +905,7 @@ expected_segments() {
 	st=0
 	wait "$pid" || st=$?
 	[ "$st" -eq 1 ]
-	grep -q "interrupted by signal 2: 0 records read but not finished" err
+	grep -q "interrupted by signal 2: 0 records read but not written" err
 	# every finished record kept, but no end block: the run was cut
 	run posdump -c out.pos
 	assert_failure 1
