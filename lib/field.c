@@ -241,6 +241,18 @@ binary(pf_expr *e, int kind, int op, int a, int b)
 			e->n[i].exact = e->n[b].exact;
 		}
 	}
+	/* "integer op game" as "game op' integer", exact too */
+	if (kind == N_BIN && op >= OP_LT && e->n[a].kind == N_NUM &&
+	    e->n[a].exact && e->n[b].kind == N_FIELD &&
+	    e->n[b].id == F_GAME) {
+		e->n[i].kind = N_GCMP;
+		e->n[i].op = op == OP_LT ? OP_GT : op == OP_GT ? OP_LT :
+		    op == OP_LE ? OP_GE : op == OP_GE ? OP_LE : op;
+		e->n[i].a = b;
+		e->n[i].b = a;
+		e->n[i].u = e->n[a].u;
+		e->n[i].exact = e->n[a].exact;
+	}
 	return i;
 }
 
@@ -317,28 +329,31 @@ parse_prim(pf_expr *e)
 	}
 	if ((*e->p >= '0' && *e->p <= '9') || *e->p == '.') {
 		double v;
-		int hex;
+		size_t len, pre;
+		int hex, integer;
 
 		errno = 0;
 		v = strtod(e->p, &end);
+		len = (size_t)(end - e->p);
 		/* decimal, or a hexadecimal integer (a game id as posdump
 		   shows it); strtod would take a hex float ("0x1p-3") too */
-		if (end == e->p || errno != 0 || !isfinite(v) ||
-		    strspn(e->p, e->p[0] == '0' && (e->p[1] | 0x20) == 'x' ?
-		    "0123456789abcdefABCDEFxX" : "0123456789.eE+-") <
-		    (size_t)(end - e->p) ||
+		hex = e->p[0] == '0' && (e->p[1] | 0x20) == 'x';
+		pre = hex ? 2 : 0;
+		integer = len > pre && strspn(e->p + pre, hex ?
+		    "0123456789abcdefABCDEF" : "0123456789") == len - pre;
+		/* an integer too large for a double is still an integer:
+		   infinite as a number, above every game id */
+		if (end == e->p || (!integer && (errno != 0 ||
+		    !isfinite(v))) || (hex && !integer) ||
+		    strspn(e->p, "0123456789.eE+-") < len - (hex ? len : 0) ||
 		    is_name_char((unsigned char)*end, 1) || *end == '.')
 			return fail(e, at, "bad number");
 		if ((i = new_node(e, N_NUM)) == -1)
 			return oom(e);
 		e->n[i].num = v;
-		/* an integer's exact value too, for the game id */
-		hex = e->p[0] == '0' && (e->p[1] | 0x20) == 'x';
-		if (strspn(e->p + 2 * hex, hex ? "0123456789abcdefABCDEF" :
-		    "0123456789") == (size_t)(end - e->p) - 2 * hex) {
+		if (integer) {	/* its exact value too, for the game id */
 			errno = 0;
-			e->n[i].u = strtoull(e->p + 2 * hex, NULL,
-			    hex ? 16 : 10);
+			e->n[i].u = strtoull(e->p + pre, NULL, hex ? 16 : 10);
 			e->n[i].exact = errno == 0 ? 1 : 2;	/* 2: >= 2^64 */
 		}
 		e->p = end;
@@ -1031,11 +1046,18 @@ pf_expr_label(const pf_expr *e, double v, char *buf, size_t len)
 		    "loss");
 	else if (lab == L_TERM && v >= 0 && v <= PF_TERM_OTHER && v == (int)v)
 		snprintf(buf, len, "%s", term_names[(int)v]);
-	else if (v == floor(v) && fabs(v) < 9007199254740992.0)
+	else if (v == floor(v) && fabs(v) < 1e21)
 		/* every digit of an integer; -0 is 0 (they are equal) */
 		snprintf(buf, len, "%.0f", v == 0 ? 0.0 : v);
-	else
-		snprintf(buf, len, "%.15g", v);
+	else {
+		/* the fewest digits from 15 that read back as v: values
+		   that differ never share a label */
+		for (int d = 15; d <= 17; d++) {
+			snprintf(buf, len, "%.*g", d, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+	}
 	return buf;
 }
 

@@ -210,6 +210,15 @@ check_table() {
 	check 'game >= 18446744073709551616' 0
 	check 'game == 0xffffffffffffffff' 1
 	check 'game > 18446744073709550592' 1
+	# the literal first: the same, mirrored
+	check '0xffffffffffffffff == game' 1
+	check '18446744073709550592 < game' 1
+	check '18446744073709550592 >= game' 2
+	check '0x10000000000000000 > game' 3
+	# an integer too large for a double is still above every id
+	big=1$(printf '0%.0s' $(seq 400))
+	check "game < $big" 3
+	check "$big <= game" 0
 }
 
 @test "errors point at the column and exit 2" {

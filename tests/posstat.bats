@@ -277,6 +277,13 @@ kp_fens() {
 	[ "$(jq -c '[.groups[].by] | sort' <(posstat --json --by game "$a"))" = "$(posdump --json "$a" | jq -s -c '[.[].game] | unique')" ]
 	posstat --json --by 'ply + 1000000000000000' g.pos > p.json
 	[ "$(jq -c '[.groups[].by]' p.json)" = '["1000000000000000","1000000000000001"]' ]
+	# past 2^53 too: two doubles, two groups, every digit
+	printf '%s\n' 'startpos game=14035278466643000000' \
+	    'startpos game=14035278466643004096' |
+	    "$BUILD_DIR/tests/tools/mkrec" > h.pos
+	[ "$(posstat --json --by 'game + 0' h.pos | jq -c '[.groups[].by]')" = '["14035278466642999296","14035278466643003392"]' ]
+	# a fraction: as many digits as tell it apart
+	[ "$(posstat --json --by 'ply / 3' g.pos | jq -c '[.groups[].by]')" = '["0","0.3333333333333333"]' ]
 	# -0 is 0: one group, whatever the order
 	printf '%s\n' 'startpos game=1 result=0-1' 'startpos game=3 result=*' \
 	    'startpos game=2 result=1-0' | "$BUILD_DIR/tests/tools/mkrec" > z.pos
