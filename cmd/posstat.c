@@ -1213,8 +1213,8 @@ text_report(FILE *o, const struct run *R)
 			fprintf(o, " %8.4f\n", rk);
 	}
 	if (est)
-		fprintf(o, "  ~ estimated: the memory for counting (--memory) "
-		    "was full\n");
+		fprintf(o, "  ~ estimated (or, for unique positions, a lower "
+		    "bound): the memory for counting (--memory) was full\n");
 	for (int i = 0; i < R->ngroups; i++) {
 		fprintf(o, "\n\nposstat: %s = %s\n\n", R->o->by,
 		    R->group[i]->label);
