@@ -56,7 +56,7 @@
 #define MEMORY_MIN	(64u << 10)
 #define MEMORY_DEFAULT	(256u << 20)
 
-enum { BY_NONE, BY_FILE, BY_TC, BY_EXPR };
+enum { BY_NONE, BY_FILE, BY_TC, BY_EXPR, BY_GAME };
 
 struct opts {
 	int json;
@@ -142,7 +142,6 @@ struct run {
 	const char *file;	/* the input being read (--by file) */
 	struct stats *file_group;
 	double last_value;
-	int by_game;		/* --by game: grouped by the exact id */
 	uint64_t last_game;
 	struct stats *last_group;
 	pf_evalsel deepest;
@@ -673,18 +672,16 @@ by_group(struct run *R, struct recinfo *ri, uint64_t recno)
 	case BY_TC:
 		tc_label(tc_key(ri), label, sizeof(label));
 		return group_of(R, label);
+	case BY_GAME:
+		/* the id as posdump shows it: as the expression's value, a
+		   double, ids that differ past 2^53 would share a group */
+		if (R->last_group != NULL && ri->rec->game_id == R->last_game)
+			return R->last_group;
+		snprintf(label, sizeof(label), "%016" PRIx64,
+		    ri->rec->game_id);
+		R->last_game = ri->rec->game_id;
+		return R->last_group = group_of(R, label);
 	default:
-		if (R->by_game) {
-			/* the id as posdump shows it: a double would merge
-			   games whose ids differ past 2^53 */
-			if (R->last_group != NULL &&
-			    ri->rec->game_id == R->last_game)
-				return R->last_group;
-			snprintf(label, sizeof(label), "%016" PRIx64,
-			    ri->rec->game_id);
-			R->last_game = ri->rec->game_id;
-			return R->last_group = group_of(R, label);
-		}
 		if (pf_expr_eval(R->expr, ri->rec, &v, err, sizeof(err)) == -1)
 			pf_filter_error(R->f, recno, "--by: %s", err);
 		/* Equal values (NaN too) fall in the same group as the last
@@ -2044,7 +2041,8 @@ main(int argc, char **argv)
 			usage();
 			return PF_EXIT_USAGE;
 		}
-		R.by_game = pf_expr_is_game(R.expr);
+		if (pf_expr_is_game(R.expr))
+			o.by_kind = BY_GAME;
 	}
 	/* An eighth for the game ids, the rest (less the overall sketch)
 	   for the key logs. */

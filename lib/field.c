@@ -227,31 +227,28 @@ binary(pf_expr *e, int kind, int op, int a, int b)
 
 	if ((i = new_node(e, kind)) == -1)
 		return oom(e);
+	/* "number op field" is "field op' number" */
+	if (kind == N_BIN && op >= OP_LT && e->n[a].kind == N_NUM &&
+	    e->n[b].kind == N_FIELD) {
+		int t = a;
+
+		a = b;
+		b = t;
+		op = op == OP_LT ? OP_GT : op == OP_GT ? OP_LT :
+		    op == OP_LE ? OP_GE : op == OP_GE ? OP_LE : op;
+	}
 	e->n[i].op = op;
 	e->n[i].a = a;
 	e->n[i].b = b;
-	/* The common "field < number": one node, one dispatch. */
+	/* The common "field < number": one node, one dispatch; the game id
+	   against an integer in 64 bits (past 2^53 it is not a double). */
 	if (kind == N_BIN && op >= OP_LT && e->n[a].kind == N_FIELD &&
 	    e->n[b].kind == N_NUM) {
-		e->n[i].kind = N_FCMP;
+		e->n[i].kind = e->n[a].id == F_GAME && e->n[b].exact ?
+		    N_GCMP : N_FCMP;
 		e->n[i].num = e->n[b].num;
-		if (e->n[a].id == F_GAME && e->n[b].exact) {
-			e->n[i].kind = N_GCMP;
-			e->n[i].u = e->n[b].u;
-			e->n[i].exact = e->n[b].exact;
-		}
-	}
-	/* "integer op game" as "game op' integer", exact too */
-	if (kind == N_BIN && op >= OP_LT && e->n[a].kind == N_NUM &&
-	    e->n[a].exact && e->n[b].kind == N_FIELD &&
-	    e->n[b].id == F_GAME) {
-		e->n[i].kind = N_GCMP;
-		e->n[i].op = op == OP_LT ? OP_GT : op == OP_GT ? OP_LT :
-		    op == OP_LE ? OP_GE : op == OP_GE ? OP_LE : op;
-		e->n[i].a = b;
-		e->n[i].b = a;
-		e->n[i].u = e->n[a].u;
-		e->n[i].exact = e->n[a].exact;
+		e->n[i].u = e->n[b].u;
+		e->n[i].exact = e->n[b].exact;
 	}
 	return i;
 }
@@ -343,10 +340,10 @@ parse_prim(pf_expr *e)
 		    "0123456789abcdefABCDEF" : "0123456789") == len - pre;
 		/* an integer too large for a double is still an integer:
 		   infinite as a number, above every game id */
-		if (end == e->p || (!integer && (errno != 0 ||
-		    !isfinite(v))) || (hex && !integer) ||
-		    strspn(e->p, "0123456789.eE+-") < len - (hex ? len : 0) ||
-		    is_name_char((unsigned char)*end, 1) || *end == '.')
+		if (len == 0 || is_name_char((unsigned char)*end, 1) ||
+		    *end == '.' || (hex ? !integer :
+		    strspn(e->p, "0123456789.eE+-") < len) ||
+		    (!integer && (errno != 0 || !isfinite(v))))
 			return fail(e, at, "bad number");
 		if ((i = new_node(e, N_NUM)) == -1)
 			return oom(e);
@@ -929,6 +926,20 @@ truth(double v)
 	return pf_expr_true(v);
 }
 
+/* Comparison op of a and b (neither NaN), from a < b and a == b. */
+static inline int
+compare(int op, int lt, int eq)
+{
+	switch (op) {
+	case OP_LT: return lt;
+	case OP_LE: return lt || eq;
+	case OP_GT: return !lt && !eq;
+	case OP_GE: return !lt;
+	case OP_EQ: return eq;
+	default: return !eq;
+	}
+}
+
 static double
 eval_node(pf_expr *e, int i)
 {
@@ -968,29 +979,10 @@ eval_node(pf_expr *e, int i)
 		b = n->num;
 		if (isnan(a))
 			return 0;
-		switch (n->op) {
-		case OP_LT: return a < b;
-		case OP_LE: return a <= b;
-		case OP_GT: return a > b;
-		case OP_GE: return a >= b;
-		case OP_EQ: return a == b;
-		default: return a != b;
-		}
-	case N_GCMP: {
-		uint64_t g = e->rec->game_id, k = n->u;
-
-		if (n->exact == 2)	/* above every id */
-			return n->op == OP_LT || n->op == OP_LE ||
-			    n->op == OP_NE;
-		switch (n->op) {
-		case OP_LT: return g < k;
-		case OP_LE: return g <= k;
-		case OP_GT: return g > k;
-		case OP_GE: return g >= k;
-		case OP_EQ: return g == k;
-		default: return g != k;
-		}
-	}
+		return compare(n->op, a < b, a == b);
+	case N_GCMP:		/* a literal of 2^64 or more: above all */
+		return compare(n->op, n->exact == 2 || e->rec->game_id < n->u,
+		    n->exact != 2 && e->rec->game_id == n->u);
 	}
 	/* N_BIN */
 	a = eval_node(e, n->a);
@@ -1003,12 +995,7 @@ eval_node(pf_expr *e, int i)
 	case OP_MUL: return a * b;
 	case OP_DIV: return b == 0 ? NAN : a / b;
 	case OP_MOD: return b == 0 ? NAN : fmod(a, b);
-	case OP_LT: return a < b;
-	case OP_LE: return a <= b;
-	case OP_GT: return a > b;
-	case OP_GE: return a >= b;
-	case OP_EQ: return a == b;
-	default: return a != b;
+	default: return compare(n->op, a < b, a == b);
 	}
 }
 
