@@ -294,11 +294,10 @@ cmp_u64(const void *a, const void *b)
  * is sorted by its other bits with a scratch buffer of the largest
  * bucket's size.  No second array of n keys: a large log is sorted in the
  * memory it already has.  The permutation swaps each key of a bucket's
- * unplaced part straight to the next free place of its own bucket, four
- * independent swaps at a time, and goes over the buckets again until
- * every key is placed (as ska_sort does): unlike a cycle of swaps, where
- * each step waits for the key the last one displaced, the four misses to
- * memory overlap.
+ * unplaced part straight to the next free place of its own bucket, and
+ * goes over the buckets again until every key is placed (as ska_sort
+ * does): the swaps are independent, so their misses to memory overlap,
+ * where in a cycle of swaps each waits for the key the last displaced.
  */
 static void
 partition(uint64_t *keys, size_t n, size_t *start, size_t *count)
@@ -323,14 +322,6 @@ partition(uint64_t *keys, size_t n, size_t *start, size_t *count)
 		for (int r = 0; r < nleft; r++) {
 			size_t i = next[left[r]], e = end[left[r]];
 
-			for (; i + 4 <= e; i += 4)
-				for (int u = 0; u < 4; u++) {
-					uint64_t k = keys[i + u];
-					size_t to = next[k >> 56]++;
-
-					keys[i + u] = keys[to];
-					keys[to] = k;
-				}
 			for (; i < e; i++) {
 				uint64_t k = keys[i];
 				size_t to = next[k >> 56]++;
