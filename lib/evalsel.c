@@ -50,7 +50,7 @@ pf_evalsel_parse(const char *s, pf_evalsel *sel, char *err, size_t errlen)
 			continue;
 		v = pf_strtonum(s + len, 1, LLONG_MAX, &errstr);
 		if (errstr != NULL) {
-			snprintf(err, errlen, "limit %s", errstr);
+			snprintf(err, errlen, "limit: %s", errstr);
 			return -1;
 		}
 		sel->kind = limits[i].kind;

@@ -57,9 +57,10 @@ typedef struct pf_evalsel {
 /*
  * Parse a selector as a user writes it.  0, or -1 with the reason in err
  * (NUL-terminated, cut to errlen): "unknown selector (deepest, first,
- * last, pgn, depth:N, nodes:N, movetime:N)", or "limit invalid", "limit
- * too small" or "limit too large" for depth:x, depth:-3 and the like.  A tool prints it after the option
- * and the argument ("--eval: depth:x: limit invalid").
+ * last, pgn, depth:N, nodes:N, movetime:N)", or "limit: " and the reason
+ * pf_strtonum gives for depth:x, depth:-3 and the like.  A tool prints it
+ * after the option and the argument ("--eval: depth:x: limit: not a whole
+ * number").
  */
 int	pf_evalsel_parse(const char *s, pf_evalsel *sel, char *err,
 	    size_t errlen);

@@ -91,7 +91,7 @@ pf_strtonum(const char *s, long long min, long long max, const char **errstr)
 	char *end;
 	long long v;
 
-	*errstr = "invalid";
+	*errstr = "not a whole number";
 	if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
 		return 0;
 	errno = 0;
@@ -116,7 +116,7 @@ pf_strtod(const char *s, double min, double max, const char **errstr)
 	char *end;
 	double v;
 
-	*errstr = "invalid";
+	*errstr = "not a decimal number";
 	/* decimal only: strtod would take "0x1p-3", "inf" and "nan" too */
 	if (s == NULL || *s == '\0' || strspn(s, "0123456789.eE+-") !=
 	    strlen(s))
@@ -227,7 +227,7 @@ pf_strtosize(const char *s, uint64_t min, uint64_t max, const char **errstr)
 		n--;
 	}
 	if (n == 0 || n >= sizeof(num) || strspn(s, "0123456789.") != n) {
-		*errstr = "invalid";
+		*errstr = "not a size (a number, then k, m or g)";
 		return 0;
 	}
 	memcpy(num, s, n);

@@ -37,17 +37,21 @@ void	pf_print_version(void);
 
 /*
  * Parse a whole decimal integer in [min, max].  On error returns 0 and sets
- * *errstr to "invalid", "too small" or "too large" (as OpenBSD strtonum);
- * on success *errstr = NULL.
+ * *errstr to "not a whole number", "too small" or "too large" (as OpenBSD
+ * strtonum, which says "invalid" for the first); on success *errstr = NULL.
  */
 long long pf_strtonum(const char *s, long long min, long long max,
 	    const char **errstr);
-/* Same for a finite floating-point number in [min, max]. */
+/*
+ * Same for a finite decimal number in [min, max] ("not a decimal number":
+ * no hexadecimal, inf or nan).
+ */
 double	pf_strtod(const char *s, double min, double max, const char **errstr);
 /*
  * A size in bytes: a number of digits and at most one '.', then an
  * optional K, M or G (powers of 1024), in [min, max].  "abc", " 5", "1e3"
- * and "0x10" are invalid.  Errors as pf_strtonum.
+ * and "0x10" are "not a size (a number, then k, m or g)"; otherwise errors
+ * as pf_strtonum.
  */
 uint64_t pf_strtosize(const char *s, uint64_t min, uint64_t max,
 	    const char **errstr);

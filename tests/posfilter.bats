@@ -235,7 +235,7 @@ check_table() {
 	plyy > 3	1	unknown field 'plyy'
 	ply = 3	5	'=' is not an operator: use '=='
 	ply > 1 > 0	9	comparisons do not chain
-	eval[depth:x] > 0	6	depth:x: limit invalid
+	eval[depth:x] > 0	6	depth:x: limit: not a whole number
 	ply[depth:1] > 0	4	'ply' takes no selector
 	abs(ply > 0	12	expected ')'
 	foo(1) > 0	1	unknown function 'foo'

@@ -801,7 +801,7 @@ five_tables() {
 	[[ "$stderr" == *"--temperature: -5: too small"* ]]
 	run --separate-stderr softtarget --value tanh --spread nan
 	assert_failure 2
-	[[ "$stderr" == *"--spread: nan: invalid"* ]]
+	[[ "$stderr" == *"--spread: nan: not a decimal number"* ]]
 	run --separate-stderr softtarget --policy frobnicate
 	assert_failure 2
 	[[ "$stderr" == *"--policy: frobnicate: unknown method"* ]]

@@ -358,7 +358,7 @@ final_tables() {
 	-t 100 -m 3 --tail-depth 3 -f|--tail-depth 3: needs --depth as the main limit
 	-d 6 -m 3 --tail-depth 3 --tail-nodes 500 -f|--tail-depth and --tail-nodes: give only one
 	-d 6 -m 3 --tail-depth 0 -f|--tail-depth 0: too small
-	-d 6 -m 3 --tail-nodes x -f|--tail-nodes x: invalid
+	-d 6 -m 3 --tail-nodes x -f|--tail-nodes x: not a whole number
 	EOF
 }
 

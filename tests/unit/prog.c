@@ -7,6 +7,10 @@
 #include "posflow.h"
 #include "t.h"
 
+#define NUM	"not a whole number"
+#define DBL	"not a decimal number"
+#define SIZE	"not a size (a number, then k, m or g)"
+
 static int
 num(const char *s, long long min, long long max, long long want,
     const char *want_err)
@@ -47,22 +51,22 @@ main(void)
 {
 	CHECK(num("12", 0, 100, 12, NULL) && num("-3", -5, 5, -3, NULL),
 	    "whole numbers in range");
-	CHECK(num("abc", 0, 9, 0, "invalid") && num("", 0, 9, 0, "invalid") &&
-	    num("5x", 0, 9, 0, "invalid") && num("0x10", 0, 99, 0, "invalid"),
+	CHECK(num("abc", 0, 9, 0, NUM) && num("", 0, 9, 0, NUM) &&
+	    num("5x", 0, 9, 0, NUM) && num("0x10", 0, 99, 0, NUM),
 	    "not a number is invalid, never 0");
-	CHECK(num(" 5", 0, 9, 0, "invalid") && num("\n5", 0, 9, 0, "invalid") &&
-	    num("\t5", 0, 9, 0, "invalid") && num("5 ", 0, 9, 0, "invalid"),
+	CHECK(num(" 5", 0, 9, 0, NUM) && num("\n5", 0, 9, 0, NUM) &&
+	    num("\t5", 0, 9, 0, NUM) && num("5 ", 0, 9, 0, NUM),
 	    "white space before or after is invalid");
 	CHECK(num("10", 0, 9, 0, "too large") && num("-1", 0, 9, 0,
 	    "too small") && num("99999999999999999999", 0, 9, 0,
 	    "too large"), "out of range says which way");
 	CHECK(dbl("0.25", 0, 1, 0.25, NULL) && dbl("1e2", 0, 1000, 100, NULL),
 	    "finite numbers in range");
-	CHECK(dbl("nan", 0, 1, 0, "invalid") && dbl("\n1", 0, 9, 0,
-	    "invalid") && dbl("1,5", 0, 9, 0, "invalid"),
+	CHECK(dbl("nan", 0, 1, 0, DBL) && dbl("\n1", 0, 9, 0,
+	    DBL) && dbl("1,5", 0, 9, 0, DBL),
 	    "NaN, leading white space and junk are invalid");
-	CHECK(dbl("inf", 0, 1e300, 0, "invalid") && dbl("0x1p-1", 0, 1, 0,
-	    "invalid") && dbl("0X.8", 0, 1, 0, "invalid") && dbl("1e-1", 0,
+	CHECK(dbl("inf", 0, 1e300, 0, DBL) && dbl("0x1p-1", 0, 1, 0,
+	    DBL) && dbl("0X.8", 0, 1, 0, DBL) && dbl("1e-1", 0,
 	    1, 0.1, NULL), "decimal only: no infinity, no hex float");
 	CHECK(dbl("1e999", 0, 1e300, 0, "too large") &&
 	    dbl("-1e999", -1, 1, 0, "too small") &&
@@ -72,10 +76,10 @@ main(void)
 	    size("2G", 0, 1ull << 40, 2ull << 30, NULL) &&
 	    size("16K", 16384, 1ull << 40, 16384, NULL),
 	    "sizes with K, M, G (powers of 1024) and fractions");
-	CHECK(size("lots", 0, 99, 0, "invalid") && size(" 5", 0, 99, 0,
-	    "invalid") && size("1e3", 0, 9999, 0, "invalid") &&
-	    size("0x10", 0, 99, 0, "invalid") && size("", 0, 99, 0,
-	    "invalid") && size("M", 0, 99, 0, "invalid"),
+	CHECK(size("lots", 0, 99, 0, SIZE) && size(" 5", 0, 99, 0,
+	    SIZE) && size("1e3", 0, 9999, 0, SIZE) &&
+	    size("0x10", 0, 99, 0, SIZE) && size("", 0, 99, 0,
+	    SIZE) && size("M", 0, 99, 0, SIZE),
 	    "sizes that are not numbers are invalid");
 	CHECK(size("1K", 16384, 1ull << 40, 0, "too small") &&
 	    size("2G", 0, 1ull << 30, 0, "too large"),
