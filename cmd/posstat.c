@@ -96,6 +96,8 @@ struct stats {
 	uint64_t eval[EVAL_BINS], eval_none, mate_for, mate_against;
 	uint64_t unique;
 	int unique_exact, repeat_exact;
+	double unique_n;	/* the count reported (log_finish) */
+	int unique_lower;	/* it is the frozen log's, a lower bound */
 	pf_hll *hll;
 	pf_keylog *log;		/* position keys with their ply */
 	uint64_t *ply_n0;	/* frozen: the records per ply logged */
@@ -436,6 +438,15 @@ log_finish(struct stats *s)
 
 		s->ply_rep[i] = logged - s->ply_rep[i] +
 		    (s->ply_found ? s->ply_found[i] : 0);
+	}
+	/* Not exact: the estimate, but at least the distinct positions the
+	   frozen log holds, which are certain (then a lower bound). */
+	s->unique_n = (double)s->unique;
+	if (!s->unique_exact) {
+		double e = pf_hll_estimate(s->hll);
+
+		s->unique_lower = s->unique_n >= e;
+		s->unique_n = fmax(e, s->unique_n);
 	}
 }
 
@@ -845,23 +856,6 @@ decisive_per_draw(const struct stats *s)
 	    s->game_results[PF_RESULT_BLACK]) / (double)d : NAN;
 }
 
-/* Exact, or the estimate: at least the distinct positions the frozen
-   log holds, which are certain. */
-static double
-unique_count(const struct stats *s)
-{
-	return s->unique_exact ? (double)s->unique :
-	    fmax(pf_hll_estimate(s->hll), (double)s->unique);
-}
-
-/* Not exact, and the count is the frozen log's (a lower bound). */
-static int
-unique_from_log(const struct stats *s)
-{
-	return !s->unique_exact &&
-	    (double)s->unique >= pf_hll_estimate(s->hll);
-}
-
 static double
 rank_mean(const struct stats *s)
 {
@@ -981,13 +975,13 @@ text_stats(FILE *o, const struct stats *s, const struct opts *op)
 	if (s->unique_exact)
 		fprintf(o, "  %-28s %14" PRIu64 "\n", "unique positions",
 		    s->unique);
-	else if (unique_from_log(s))
+	else if (s->unique_lower)
 		fprintf(o, "  %-28s %14.0f  (lower bound: the positions the "
 		    "full memory holds)\n", "unique positions",
-		    unique_count(s));
+		    s->unique_n);
 	else
 		fprintf(o, "  %-28s %14.0f  (HyperLogLog estimate, standard "
-		    "error 0.8 %%)\n", "unique positions", unique_count(s));
+		    "error 0.8 %%)\n", "unique positions", s->unique_n);
 	x = share((uint64_t)0, 0);
 	if (s->records) {
 		uint64_t rep = 0;
@@ -1194,7 +1188,7 @@ text_report(FILE *o, const struct run *R)
 		snprintf(games, sizeof(games), "%s%" PRIu64,
 		    s->games_exact ? "" : "~", s->games);
 		snprintf(uniq, sizeof(uniq), "%s%.0f",
-		    s->unique_exact ? "" : "~", unique_count(s));
+		    s->unique_exact ? "" : "~", s->unique_n);
 		est |= !s->games_exact || !s->unique_exact;
 		fprintf(o, "  %-20s %12" PRIu64 " %10s %12s %8" PRIu64 " %8"
 		    PRIu64 " %8" PRIu64 " %8" PRIu64, s->label, s->records,
@@ -1270,11 +1264,11 @@ json_stats(FILE *o, const struct stats *s, const struct opts *op,
 	if (s->unique_exact)
 		fprintf(o, "%" PRIu64, s->unique);
 	else
-		fprintf(o, "%.0f", unique_count(s));
+		fprintf(o, "%.0f", s->unique_n);
 	fprintf(o, ",\n%s\"unique_positions_exact\": ", ind);
 	json_bool(o, s->unique_exact);
 	fprintf(o, ",\n%s\"unique_positions_estimator\": ", ind);
-	fputs(s->unique_exact ? "null" : unique_from_log(s) ?
+	fputs(s->unique_exact ? "null" : s->unique_lower ?
 	    "\"lower bound: the positions the full memory holds\"" :
 	    "\"hyperloglog p=14, standard error 0.8 %\"", o);
 	fprintf(o, ",\n%s\"results\": ", ind);
@@ -1926,7 +1920,7 @@ html_summary_row(FILE *o, const struct stats *s)
 	html_text(o, s->label);
 	fprintf(o, "</td><td>%" PRIu64 "</td><td>%" PRIu64 "%s</td><td>%.0f%s"
 	    "</td>", s->records, s->games, s->games_exact ? "" : " (est.)",
-	    unique_count(s), s->unique_exact ? "" : unique_from_log(s) ?
+	    s->unique_n, s->unique_exact ? "" : s->unique_lower ?
 	    " (at least)" : " (HLL)");
 	for (int r = 1; r <= 4; r++)
 		fprintf(o, "<td>%" PRIu64 "</td>", s->game_results[r & 3]);
