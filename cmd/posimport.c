@@ -58,6 +58,7 @@ struct gather {
 	pf_extbuf eb;
 	pf_board board;		/* the pending record's board */
 	int oom;		/* memory ran short: the rest is lost */
+	uint64_t noscore;	/* entries of no score (VALUE_NONE) */
 	void (*emit)(void *arg, pf_record *rec, int new_game);
 	void (*damage)(void *arg, const char *msg);
 	void *arg;
@@ -156,7 +157,7 @@ take(struct gather *G, const pf_sfentry *e, int link,
 {
 	uint8_t prev[PF_PACKED_SIZE];
 	pf_move prev_move = PF_MOVE_NONE;
-	int follows_it;
+	int follows_it, rc;
 
 	if (G->oom)
 		return;
@@ -169,11 +170,13 @@ take(struct gather *G, const pf_sfentry *e, int link,
 	if (lc != NULL)
 		pf_sfentry_to_core(e, 0, follows_it ? prev : NULL,
 		    prev_move, &G->pend);
-	if ((lc == NULL ? pf_sfentry_to_record(e, 0, follows_it ? prev :
-	    NULL, prev_move, &G->eb, &G->pend) : lc0_exts(G, lc)) == -1) {
+	rc = lc == NULL ? pf_sfentry_to_record(e, 0, follows_it ? prev :
+	    NULL, prev_move, &G->eb, &G->pend) : lc0_exts(G, lc);
+	if (rc == -1) {
 		G->oom = 1;
 		return;
 	}
+	G->noscore += rc == 1;
 	G->have = 1;
 	G->pend_new = !follows_it;
 	G->board = e->board;
@@ -989,7 +992,7 @@ main(int argc, char **argv)
 	struct run R;
 	pf_filter f;
 	const char *env, *errstr = NULL;
-	char err[512];
+	char err[512], noscore[128];
 	int r, i;
 
 	pf_prog_init(argv);
@@ -1029,10 +1032,15 @@ main(int argc, char **argv)
 				f.status = PF_EXIT_DATA;
 			}
 		jobs_drain(&R);
+		noscore[0] = '\0';
+		if (R.G.noscore > 0)
+			snprintf(noscore, sizeof(noscore), "%" PRIu64 " kept "
+			    "without an evaluation (a score beyond +-32000, "
+			    "as Stockfish's VALUE_NONE); ", R.G.noscore);
 		if (pf_filter_complete(&f))
 			pf_warnx("%" PRIu64 " entries in %" PRIu64 " games "
-			    "imported (%s); %" PRIu64 " damaged places",
-			    R.entries, R.games, o.format, R.damaged);
+			    "imported (%s); %s%" PRIu64 " damaged places",
+			    R.entries, R.games, o.format, noscore, R.damaged);
 	}
 	workers_free(&R);
 	free(R.shown_name);

@@ -632,7 +632,8 @@ entry_eval(const pf_lc0_entry *e, pf_extbuf *ext)
 	memset(&v, 0, sizeof(v));
 	v.source = PF_SRC_IMPORT;
 	v.limit_kind = PF_LIMIT_NONE;
-	pf_sf_unscore(pf_lc0_score(e->q), &v.score_kind, &v.score);
+	/* within +-20000: always a score */
+	(void)pf_sf_unscore(pf_lc0_score(e->q), &v.score_kind, &v.score);
 	d = d < 0 ? 0 : d > 1 ? 1 : d;
 	w = (1 + q - d) / 2;
 	l = (1 - q - d) / 2;

@@ -29,21 +29,25 @@ pf_sf_score(uint8_t score_kind, int32_t score)
 	return pf_sfscore_from_cp((int16_t)score);
 }
 
-void
+int
 pf_sf_unscore(int16_t s, uint8_t *kind, int32_t *score)
 {
 	int plies;
 
+	if (s > PF_SF_MATE || s < -PF_SF_MATE)
+		return -1;
 	if (s > PF_SF_MAX_EVAL || s < -PF_SF_MAX_EVAL) {
 		plies = PF_SF_MATE - (s < 0 ? -s : s);
-		if (plies < 0)
-			plies = 0;
 		*kind = PF_SCORE_MATE;
-		*score = s > 0 ? (plies + 1) / 2 : -(plies / 2);
-		return;
+		if (s > 0)	/* +32000, plies 0: mate in 1 at least */
+			*score = plies < 1 ? 1 : (plies + 1) / 2;
+		else
+			*score = -(plies / 2);
+		return 0;
 	}
 	*kind = PF_SCORE_CP;
 	*score = pf_sfscore_to_cp(s);
+	return 0;
 }
 
 int
@@ -170,8 +174,11 @@ pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id,
 	memset(&v, 0, sizeof(v));
 	v.source = PF_SRC_IMPORT;
 	v.limit_kind = PF_LIMIT_NONE;
-	pf_sf_unscore(e->score, &v.score_kind, &v.score);
 	pf_extbuf_reset(ext);
+	rec->ext = ext->data;
+	rec->ext_len = 0;
+	if (pf_sf_unscore(e->score, &v.score_kind, &v.score) == -1)
+		return 1;
 	if (pf_eval_encode(&v, ext) == -1)
 		return -1;
 	rec->ext = ext->data;

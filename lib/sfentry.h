@@ -38,15 +38,20 @@ typedef struct pf_sfentry {
  * never reads as a mate; a mate in n moves for the side to move becomes
  * 32000 - (2n - 1) (plies to mate), being mated in n -(32000 - 2n), being
  * checkmated -32000.  Back: |s| > PF_SF_MAX_EVAL is a mate in
- * (32000 - |s| + 1) / 2 moves (negative when s < 0), else cp =
- * round(s / 2.08); a centipawn score survives the round trip exactly.
+ * (32000 - |s| + 1) / 2 moves (negative when s < 0; +32000, which no
+ * search returns, a mate in 1), else cp = round(s / 2.08); a centipawn
+ * score survives the round trip exactly.  |s| > 32000 is no score:
+ * Stockfish's VALUE_INFINITE (32001) and VALUE_NONE (32002, which its
+ * tools write for an entry without one and nnue-pytorch's loader skips).
  */
 #define PF_SF_MATE	32000
 #define PF_SF_MAX_EVAL	(32000 - 247)	/* Stockfish's VALUE_MATE_IN_MAX_PLY - 1 */
+#define PF_SF_NONE	32002		/* Stockfish's VALUE_NONE */
 
 int16_t	pf_sf_score(uint8_t score_kind, int32_t score);
-/* Into *kind (PF_SCORE_CP or PF_SCORE_MATE) and *score. */
-void	pf_sf_unscore(int16_t s, uint8_t *kind, int32_t *score);
+/* Into *kind (PF_SCORE_CP or PF_SCORE_MATE) and *score: 0, or -1 (and
+   nothing set) when s is no score (|s| > 32000). */
+int	pf_sf_unscore(int16_t s, uint8_t *kind, int32_t *score);
 
 struct pf_record;
 struct pf_evalsel;
@@ -80,7 +85,8 @@ int	pf_sfentry_from_record(const struct pf_record *rec,
  * into ext.  prev, when not NULL, is the packed position before e's, from
  * which prev_move led to it (the previous entry of a chain): the board is
  * packed from it (pf_board_pack_next), quicker than from the board alone.
- * 0, or -1 on allocation failure.
+ * 0; 1 when e's score is no score (pf_sf_unscore), and the record has no
+ * evaluation; -1 on allocation failure.
  */
 int	pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id,
 	    const uint8_t *prev, pf_move prev_move, struct pf_extbuf *ext,
