@@ -235,6 +235,7 @@ send_search(pf_pool *p, struct engine *E)
 	int want;
 
 	pf_uci_search_begin(E->search, &j->board, j->multipv, j->keep_depths);
+	pf_uci_search_limit(E->search, j->limit_kind, j->limit);
 	if (j->nsearchmoves > 0)
 		pf_uci_search_restrict(E->search, j->searchmoves,
 		    j->nsearchmoves);

@@ -920,6 +920,7 @@ pf_uci_search_begin(pf_uci_search *s, const pf_board *b, int multipv,
 		s->want = 1;
 	s->nallowed = 0;
 	s->keep_depths = keep_depths;
+	s->stop_nodes = s->stop_ms = 0;
 	s->have_best = 0;
 	s->bestmove = PF_MOVE_NONE;
 	s->tab_depth = -1;
@@ -930,6 +931,13 @@ pf_uci_search_begin(pf_uci_search *s, const pf_board *b, int multipv,
 	s->garbage = 0;
 	s->table_faults = 0;
 	s->err[0] = '\0';
+}
+
+void
+pf_uci_search_limit(pf_uci_search *s, int kind, uint64_t limit)
+{
+	s->stop_nodes = kind == PF_LIMIT_NODES ? limit : 0;
+	s->stop_ms = kind == PF_LIMIT_MOVETIME ? limit : 0;
 }
 
 void
@@ -1066,6 +1074,11 @@ search_info(pf_uci_search *s, const char *line)
 	}
 	if (idx > s->want || pl.pv_len == 0 || in.depth < s->tab_depth ||
 	    !allowed(s, pl.pv[0]))
+		return 0;
+	/* printed after the limit stopped the search: a cut-short iteration */
+	if ((s->stop_nodes > 0 && (in.has & PF_UCI_HAS_NODES) &&
+	    in.nodes >= s->stop_nodes) || (s->stop_ms > 0 &&
+	    (in.has & PF_UCI_HAS_TIME) && in.time_ms >= s->stop_ms))
 		return 0;
 	if (in.depth > s->tab_depth) {
 		s->tab_depth = in.depth;

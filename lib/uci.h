@@ -206,6 +206,7 @@ typedef struct pf_uci_search {
 	int nlegal, want;		/* moves it may report, lines expected */
 	int asked;			/* the multipv of pf_uci_search_begin */
 	int keep_depths;
+	uint64_t stop_nodes, stop_ms;	/* pf_uci_search_limit's; 0: none */
 	int nallowed;			/* > 0: pf_uci_search_restrict's moves */
 	pf_move allowed[PF_MAX_MOVES];
 	int have_best;
@@ -239,6 +240,16 @@ void	pf_uci_search_begin(pf_uci_search *s, const pf_board *b, int multipv,
  * searchmoves) is left out of the tables.  n <= 0 lifts the restriction.
  */
 void	pf_uci_search_restrict(pf_uci_search *s, const pf_move *moves, int n);
+/*
+ * Tell a begun search its limit (PF_LIMIT_*; a depth changes nothing).  A
+ * line reporting at least the nodes or the milliseconds of a nodes or
+ * movetime limit was printed after the limit stopped the search, from the
+ * iteration it cut short, and is left out of the tables: Stockfish
+ * prints the stopped iteration's lines at its depth, the moves it had not
+ * searched again with their scores of the depth before.  The evaluation
+ * still takes the engine's last line, as its bestmove does.
+ */
+void	pf_uci_search_limit(pf_uci_search *s, int kind, uint64_t limit);
 /*
  * Feed one line.  0: consumed (or ignored), 1: a legal "bestmove" ended
  * the search with at least one score line, -1: a fault (illegal bestmove,

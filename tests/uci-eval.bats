@@ -172,6 +172,30 @@ final_tables() {
 	    select(.type == "movescores" and (.intermediate | not))][0]'
 }
 
+@test "--nodes: the table is the last depth completed before the limit, never the lines Stockfish prints for the iteration it cut short" {
+	# Stockfish prints the cut iteration's lines at its depth, the moves
+	# not yet searched again with the scores of the depth before.  A
+	# limit one node past the end of depth D stops the search as D + 1
+	# begins: the table must be depth D's, as a search to depth D gives.
+	fens 'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2' > in.pos
+	sf_logged
+	for D in 4 5 6 7 8; do
+		rm -f replies
+		uci-eval -d "$D" -m all -j 1 --cache-mem 0 -e "$PWD/sf.sh" in.pos -o "d$D.pos" 2>/dev/null
+		n=$(grep " depth $D .* multipv 1 " replies | grep -v bound | tail -n 1 |
+		    sed 's/.* nodes \([0-9]*\).*/\1/')
+		[ -n "$n" ]
+		run uci-eval -n $((n + 1)) -m all -k -j 1 --cache-mem 0 -e "$SF" in.pos -o "n$D.pos"
+		assert_success
+		[ "$(final_tables "n$D.pos" | jq .depth)" -eq "$D" ] ||
+			fail "nodes $((n + 1)): table of depth $(final_tables "n$D.pos" | jq .depth), not $D"
+		[ "$(final_tables "n$D.pos" | jq -c .moves)" = "$(final_tables "d$D.pos" | jq -c .moves)" ]
+		# the final table first, then every shallower depth once, in order
+		posdump --json "n$D.pos" | jq -r '.exts[] | select(.type == "movescores") | .depth' > depths
+		[ "$(seq 1 "$D" | sed "1i $D" | sed '$d')" = "$(cat depths)" ] || fail "depths: $(cat depths)"
+	done
+}
+
 @test "MultiPV lines that name a move twice make no table: counted as the engine's fault, exit 1, the record kept with its evaluation" {
 	fens "$START" "$KIWIPETE" > in.pos
 	FAKE_DUP_MOVE=1 run --separate-stderr uci-eval -d 2 -m all -j 1 -e "$FAKE" in.pos -o out.pos

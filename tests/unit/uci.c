@@ -169,6 +169,62 @@ test_search(void)
 	    "garbage over the budget is a fault");
 	pf_uci_search_free(s);
 
+	/*
+	 * A nodes limit that stops the search as depth 3 begins: Stockfish
+	 * prints the stopped iteration's lines at depth 3, the moves not
+	 * searched again with their depth-2 scores; or its lines of depth 2
+	 * again, in the new order.  Printed after the limit (nodes >= it),
+	 * they are no table.  The same for movetime, by the time.
+	 */
+	static const char *cut[] = {
+		"info depth 1 seldepth 1 multipv 1 score cp 18 nodes 57 time 1 "
+		    "pv e2e4",
+		"info depth 1 seldepth 1 multipv 2 score cp 12 nodes 57 time 1 "
+		    "pv g1f3",
+		"info depth 2 seldepth 2 multipv 1 score cp 45 nodes 165 "
+		    "time 2 pv d2d4",
+		"info depth 2 seldepth 2 multipv 2 score cp 18 nodes 165 "
+		    "time 2 pv e2e4",
+		"info depth 3 seldepth 3 multipv 1 score cp 45 nodes 310 "
+		    "time 3 pv d2d4",
+		"info depth 3 seldepth 3 multipv 2 score cp 18 nodes 310 "
+		    "time 3 pv e2e4",
+		"info depth 2 seldepth 2 multipv 1 score cp 18 nodes 310 "
+		    "time 3 pv e2e4",
+		"info depth 2 seldepth 2 multipv 2 score cp 18 nodes 310 "
+		    "time 3 pv e2e4",
+		"bestmove d2d4",
+		NULL
+	};
+	static const struct {
+		int kind;
+		uint64_t limit;
+		int depth;
+	} cuts[] = {
+		{ PF_LIMIT_NODES, 300, 2 }, { PF_LIMIT_NODES, 310, 2 },
+		{ PF_LIMIT_NODES, 311, 3 }, { PF_LIMIT_MOVETIME, 3, 2 },
+		{ PF_LIMIT_MOVETIME, 2, 1 }, { PF_LIMIT_DEPTH, 3, 3 }
+	};
+	for (size_t k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++) {
+		pf_board_startpos(&b);
+		s = pf_uci_search_new();
+		pf_uci_search_begin(s, &b, 2, 1);
+		pf_uci_search_limit(s, cuts[k].kind, cuts[k].limit);
+		for (int i = 0; cut[i] != NULL; i++)
+			r = pf_uci_search_line(s, cut[i]);
+		pf_uci_search_eval(s, &e);
+		CHECK(r == 1 && s->have_table &&
+		    s->table.depth == cuts[k].depth &&
+		    s->hist[s->nhist - 1].depth == cuts[k].depth &&
+		    s->table_faults == 0 && e.depth == 2 &&
+		    e.score == 18, "limit %d:%llu: the table of depth %d, "
+		    "not of the lines printed after the limit (table %d, "
+		    "%d tables kept, %u faults; eval depth %u)", cuts[k].kind,
+		    (unsigned long long)cuts[k].limit, cuts[k].depth,
+		    s->table.depth, s->nhist, s->table_faults, e.depth);
+		pf_uci_search_free(s);
+	}
+
 	/* multipv all: every legal move. */
 	pf_board_from_fen(&b, "k7/8/8/8/8/8/8/K7 w - - 0 1", NULL, 0);
 	s = pf_uci_search_new();
