@@ -77,6 +77,7 @@ struct opts {
 struct held {
 	pf_record rec;		/* ext is set when written */
 	size_t off, len;	/* its ext bytes in game.bytes */
+	size_t linear_at;	/* where among them the reward goes */
 	uint64_t recno;
 	int ok;			/* 0: an error, write it as it came */
 };
@@ -99,6 +100,7 @@ struct run {
 	int chain_used;		/* the previous record's board is in it */
 	pf_target *target;
 	pf_extbuf eb;
+	size_t linear_at;	/* build(): where in eb the reward goes */
 	struct game game;
 	pf_filter f;		/* output, current input, status */
 	/* --policy-depths: the picked search's tables by depth - lo. */
@@ -645,8 +647,10 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 		int m = o->values[i];
 		double q, s;
 
-		if (m == VM_LINEAR)
+		if (m == VM_LINEAR) {	/* added in its place later */
+			run->linear_at = run->eb.len;
 			continue;
+		}
 		if (!have_eval) {
 			if (o->require) {
 				pf_filter_error(&run->f, recno, "no %s to make a %s "
@@ -758,9 +762,10 @@ flush_game(struct run *run, int how, int plies)
 		    "reward (--require)", g->id);
 	for (i = 0; i < g->n; i++) {
 		h = &g->recs[i];
+		/* the reward among the values, in the order asked */
 		pf_extbuf_reset(&run->eb);
 		if (pf_extbuf_append_raw(&run->eb, g->bytes + h->off,
-		    h->len) < 0) {
+		    h->linear_at) < 0) {
 			pf_filter_error(&run->f, h->recno, "out of memory");
 			continue;
 		}
@@ -775,6 +780,11 @@ flush_game(struct run *run, int how, int plies)
 			} else if (run->o->require)
 				pf_filter_error(&run->f, h->recno, "unknown game "
 				    "result: no linear reward (--require)");
+		}
+		if (pf_extbuf_append_raw(&run->eb, g->bytes + h->off +
+		    h->linear_at, h->len - h->linear_at) < 0) {
+			pf_filter_error(&run->f, h->recno, "out of memory");
+			continue;
 		}
 		h->rec.ext = run->eb.data;
 		h->rec.ext_len = (uint32_t)run->eb.len;
@@ -814,6 +824,7 @@ hold(struct run *run, const pf_record *rec, const uint8_t *ext, size_t len,
 	h->rec.ext = NULL;
 	h->off = g->blen;
 	h->len = len;
+	h->linear_at = ok ? run->linear_at : len;
 	h->recno = recno;
 	h->ok = ok;
 	if (len > 0)

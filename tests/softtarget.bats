@@ -504,6 +504,17 @@ five_tables() {
 	assert_success
 	run values out.pos
 	assert_line --index 1 "linear:0.25"
+	# in the order the options are given, like every value
+	"$MKREC" > ev.pos <<-EOF
+	$START game=9 ply=0 result=1-0 move=e2e4 eval=cp:0@depth:10
+	$P1 game=9 ply=1 result=1-0 flags=0x10 eval=cp:0@depth:10
+	EOF
+	for v in "linear tanh" "tanh linear" "wdl linear tanh" "linear"; do
+		softtarget --policy none $(printf -- '--value %s ' $v) ev.pos -o v.pos
+		[ "$(values v.pos | sed -n 2p | sed 's/:[^ ]*//g')" = "$v" ] ||
+			fail "$v: $(values v.pos | sed -n 2p)"
+	done
+	[ "$(values v.pos)" = "$(printf 'linear:0\nlinear:-1')" ]
 }
 
 @test "linear: a game without its last record gets none (an error with --require)" {
