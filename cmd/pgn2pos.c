@@ -93,6 +93,8 @@ struct state {
 	/* --chunks: the chunk being written (st->w NULL when its file was
 	   already there), its file under a temporary name, then final */
 	long chunk;			/* -1: none open */
+	int chunks_stopped;		/* after an input error: no more */
+	uint64_t chunk_positions;	/* in the chunk being written */
 	int chunk_fd;
 	char chunk_tmp[4096], chunk_final[4096];
 	uint64_t chunks_written, chunks_there;
@@ -310,6 +312,7 @@ emit(struct state *st, const pf_record *rec, const uint8_t *pos,
 	st->pend_len += len;
 	st->pend_n++;
 	st->positions++;
+	st->chunk_positions++;
 	return 0;
 }
 
@@ -585,6 +588,37 @@ chunk_close(struct state *st)
 }
 
 /*
+ * --chunks after an input error: the chunk being written and every later
+ * one are left unwritten.  A rerun with the input mended numbers the games
+ * after the error differently (a game more in the damaged place, a file
+ * that was missing), and would take chunks of this run for its own; the
+ * finished chunks before the error hold the same games either way.  Stops
+ * the reading (returns -1 for do_event).
+ */
+static int
+chunks_stop(struct state *st)
+{
+	if (st->o->chunks <= 0)
+		return 0;
+	if (!st->chunks_stopped) {
+		if (st->w != NULL) {
+			pf_writer_free(st->w);
+			st->w = NULL;
+			close(st->chunk_fd);
+			unlink(st->chunk_tmp);
+			st->positions -= st->chunk_positions;
+		}
+		pf_warnx("%s: chunk %06ld and later not written: after an "
+		    "input error a rerun numbers the games differently (mend "
+		    "the input and run again)", st->o->output, st->chunk < 0 ?
+		    (long)(st->games / (uint64_t)st->o->chunks) : st->chunk);
+		st->chunk = -1;
+		st->chunks_stopped = 1;
+	}
+	return -1;
+}
+
+/*
  * The writer's options: blocks go out full, or when the input would block
  * (flush_idle), never on a timer, so the bytes written depend on the
  * input alone, with any -j.  Compressed to a file, zstd compresses in -j
@@ -613,6 +647,7 @@ chunk_open(struct state *st, long k)
 	if (chunk_close(st) == -1)
 		return -1;
 	st->chunk = k;
+	st->chunk_positions = 0;
 	snprintf(st->chunk_final, sizeof(st->chunk_final),
 	    "%s/chunk-%06ld%s", o->output, k, ext);
 	if (access(st->chunk_final, F_OK) == 0) {
@@ -771,11 +806,11 @@ do_event(const pf_games_event *ev, void *arg)
 		f->rc = 1;
 		/* on to the next member: a damaged zip member leaves the
 		   others readable */
-		break;
+		return chunks_stop(st);
 	case PF_GAMES_INPUT_ERROR:
 		pf_warnx("%s: %s", f->name, ev->error);
 		f->rc = 1;
-		break;
+		return chunks_stop(st);
 	}
 	return st->broken || st->write_err ? -1 : 0;
 }
@@ -835,7 +870,9 @@ each_file(void *arg, const char *path)
 	struct state *st = arg;
 
 	st->rc |= do_file(st, path);
-	return st->broken || st->write_err;
+	if (st->rc)
+		(void)chunks_stop(st);
+	return st->broken || st->write_err || st->chunks_stopped;
 }
 
 static void
@@ -1111,11 +1148,13 @@ main(int argc, char *argv[])
 	}
 	if (argc == 0)
 		rc |= do_file(&st, "-");
-	for (i = 0; i < argc && !st.broken && !st.write_err; i++)
+	for (i = 0; i < argc && !st.broken && !st.write_err &&
+	    !st.chunks_stopped; i++)
 		if (pf_input_each_file(argv[i], each_file, &st, err,
 		    sizeof(err)) == -1) {
 			pf_warnx("%s", err);
 			st.rc = 1;
+			(void)chunks_stop(&st);
 		}
 	rc |= st.rc;
 	if (o.chunks > 0)

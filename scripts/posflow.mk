@@ -38,7 +38,9 @@
 # (its own variables and those of the stages before it): a build with other
 # settings into the same OUT makes again the stages they touch, and only
 # those (change TARGETS, and the evaluations stay; the evaluation caches
-# are kept whatever changes).
+# are kept whatever changes).  The size and modification time of each
+# GAMES file are among the split's settings: a file changed (a download
+# completed, games added) makes every stage again.
 #
 # Settings that cannot work are refused before anything runs: OUT or BIN
 # with blanks, KEEP_DEPTHS other than yes or no, REPAIR other than
@@ -191,8 +193,15 @@ cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
 	-z -o $@.part $<
 
 # The variables each stage's files depend on (besides those of the stages
-# before it).
-VARS_chunks := GAMES CHUNK PGN2POS
+# before it).  GAMES_FILES: each GAMES file's size and modification time,
+# so that a file changed under the same name is split again.  Where a
+# file cannot be seen (a cluster node without the games, which runs only
+# later stages) the split's recorded value stands: no change.
+GAMES_FILES := $(shell s=$$(for f in $(foreach f,$(GAMES),$(call q,$(f))); \
+	do stat -L -c '%s@%Y' -- "$$f" 2>/dev/null || exit 1; done) && \
+	echo $$s || sed -n 's/^GAMES_FILES=//p' $(OUT)/chunks/.settings \
+	2>/dev/null)
+VARS_chunks := GAMES GAMES_FILES CHUNK PGN2POS
 VARS_filtered := FILTER SAMPLE $(if $(strip $(SAMPLE)),SEED)
 VARS_evaluated := DEPTH NODES SHALLOW MULTIPV KEEP_DEPTHS TAIL ENGINE HASH UCI
 VARS_targets := TARGETS

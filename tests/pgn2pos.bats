@@ -1188,6 +1188,39 @@ pgn2pos: 5 games read, 1 kept (0 truncated), 4 skipped (4 invalid FEN); 1 positi
 	assert_failure 2
 }
 
+@test "--chunks after an input error: no chunk from the error on (a rerun with the input mended would number its games otherwise), at any -j; the rerun writes them" {
+	for i in 1 2 3 4 5 6; do cat "$TESTDATA/lichess_db_100k.pgn"; done > g.pgn
+	gzip -c g.pgn > full.pgn.gz
+	head -c $(( $(stat -c %s full.pgn.gz) * 2 / 3 )) full.pgn.gz > dl.pgn.gz
+	pgn2pos g.pgn -o all.pos 2>/dev/null
+	for j in 1 2; do
+		rm -rf ch
+		run --separate-stderr pgn2pos -j "$j" --chunks 40 -o ch dl.pgn.gz
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == *"dl.pgn.gz: read error after game "*": truncated gzip input"* ]] || fail "$stderr"
+		n=$(ls ch | wc -l)
+		[ "$n" -ge 1 ]
+		[[ "$stderr" == *"ch: chunk $(printf %06d "$n") and later not written: after an input error a rerun numbers the games differently (mend the input and run again)"* ]] || fail "$stderr"
+		! ls -A ch | grep -q part
+		# the summary counts the positions in the chunks written
+		[[ "$stderr" == *"; $(cat ch/chunk-* | posdump -c | cut -d' ' -f1) positions written; $n chunks written"* ]] || fail "$stderr"
+		# the input mended: the rerun gives the records of the whole
+		cp full.pgn.gz dl.pgn.gz
+		run pgn2pos -j "$j" --chunks 40 -o ch dl.pgn.gz
+		assert_success
+		cmp <(posdump --json all.pos) <(cat ch/chunk-*.pos | posdump --json)
+		head -c $(( $(stat -c %s full.pgn.gz) * 2 / 3 )) full.pgn.gz > dl.pgn.gz
+	done
+	# a file missing between two: no chunk from it on
+	rm -rf ch
+	run pgn2pos --chunks 40 -o ch "$TESTDATA/lichess_db_100k.pgn" missing.pgn "$TESTDATA/lichess_db_100k.pgn"
+	[ "$status" -eq 1 ]
+	assert_output --partial "missing.pgn: No such file or directory"
+	games=$(grep -c '^\[Event ' "$TESTDATA/lichess_db_100k.pgn")
+	[ "$(ls ch | wc -l)" -eq $((games / 40)) ]
+	assert_output --partial "chunk $(printf %06d $((games / 40))) and later not written"
+}
+
 # -j: run pgn2pos -j 1 and -j N (pieces of POSFLOW_PGN_PIECE bytes, small
 # so that the cuts fall between many games) on the same arguments; the
 # output file, the messages and the exit status must be the same, byte

@@ -141,6 +141,40 @@ setup_file() {
 	[ "$(jq .records_in plain/shards/manifest.json)" -eq "$n" ]
 }
 
+@test "a GAMES file changed under its name (games added, a download mended) is split again, and every stage after it made again" {
+	cd "$BATS_FILE_TMPDIR"
+	rm -rf grow
+	cp "$TESTDATA/lichess_db_10k.pgn" mine.pgn
+	plain() { make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES=mine.pgn CHUNK=20 OUT=grow "$@"; }
+	run plain
+	assert_success
+	[ "$(jq .records_in grow/shards/manifest.json)" -eq "$(pgn2pos mine.pgn 2>/dev/null | posdump -c | cut -d' ' -f1)" ]
+	run plain
+	assert_success
+	refute_output --partial "the settings changed"
+	# a cluster node that cannot see the games changes nothing
+	mv mine.pgn away.pgn
+	run plain list-chunks
+	assert_success
+	refute_output --partial "the settings changed"
+	[ -f grow/chunks/.done ] && [ -f grow/chunks/chunk-000000.pos.zst ]
+	mv away.pgn mine.pgn
+	cat "$GAMES" >> mine.pgn
+	run plain
+	assert_success
+	assert_output --partial "posflow.mk: chunks: the settings changed"
+	[ "$(jq .records_in grow/shards/manifest.json)" -eq "$(pgn2pos mine.pgn 2>/dev/null | posdump -c | cut -d' ' -f1)" ]
+	# a file cut short, then mended: the split of the whole
+	gzip -c mine.pgn > full.gz
+	head -c $(( $(stat -c %s full.gz) / 2 )) full.gz > g.pgn.gz
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES=g.pgn.gz CHUNK=20 OUT=cut
+	assert_failure
+	cp full.gz g.pgn.gz
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES=g.pgn.gz CHUNK=20 OUT=cut
+	assert_success
+	cmp <(pgn2pos mine.pgn 2>/dev/null | posdump --json) <(cat cut/chunks/chunk-* | posdump --json)
+}
+
 @test "SHALLOW, COMPLEXITY and REPAIR: two evaluations, then complexity and Panda's repair" {
 	cd "$BATS_FILE_TMPDIR"
 	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$TESTDATA/lichess_db_10k.pgn" \
