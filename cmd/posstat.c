@@ -798,7 +798,9 @@ out_open(struct outfile *o, const char *path)
 	return 0;
 }
 
-/* Finish (ok) or abandon the file.  0, or -1 after a message. */
+/* Finish (ok) or abandon the file.  0, or -1 after a message.  A pipe
+   whose reader went away (EPIPE) is no error: 0, quietly, as for every
+   posflow tool. */
 static int
 out_close(struct outfile *o, int ok)
 {
@@ -807,12 +809,13 @@ out_close(struct outfile *o, int ok)
 	if (o->fp == NULL)
 		return 0;
 	if (o->tmp == NULL) {
-		if (fflush(o->fp) == EOF || ferror(o->fp)) {
-			if (errno != EPIPE)
-				pf_warn("%s", o->direct ? o->path : "stdout");
+		if ((fflush(o->fp) == EOF || ferror(o->fp)) &&
+		    errno != EPIPE) {
+			pf_warn("%s", o->direct ? o->path : "stdout");
 			rv = -1;
 		}
-		if (o->direct && fclose(o->fp) == EOF && rv == 0) {
+		if (o->direct && fclose(o->fp) == EOF && rv == 0 &&
+		    errno != EPIPE) {
 			pf_warn("%s", o->path);
 			rv = -1;
 		}

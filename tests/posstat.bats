@@ -5,7 +5,8 @@
 # tables (with the mate rule), unique positions exact and estimated under a
 # tiny --memory, the evaluation, complexity and repair figures, --by
 # groups, the HTML page (well-formed, one SVG per figure; a headless
-# chromium screenshot); stream handling; the usage table.
+# chromium screenshot); stream handling; a closed pipe downstream; the
+# usage table.
 
 load helper
 
@@ -426,6 +427,41 @@ print('caf\u00e9.pos' in text)"
 	wait
 	[ -p h ]
 	grep -q '<svg' page
+}
+
+@test "a closed pipe downstream ends quietly with status 0 in every format and output; a full device is still exit 1" {
+	# --by game: every report is far over a pipe's 64 KiB, and the
+	# readers (true) read none of it, so the writes meet a closed pipe
+	# whenever the reader goes away
+	a="$BATS_FILE_TMPDIR/100k.pos"
+	for f in "" --json; do
+		posstat $f --by game "$a" 2> err | true
+		st=${PIPESTATUS[0]}
+		[ "$st" -eq 0 ] ||
+		    fail "posstat $f | true: status $st: $(cat err)"
+		[ ! -s err ] || fail "posstat $f | true: said: $(cat err)"
+	done
+	mkfifo p h
+	true < p &
+	run --separate-stderr posstat --by game -o p "$a"
+	wait
+	[ "$status" -eq 0 ] || fail "-o p: status $status: $stderr"
+	[ -z "$stderr" ] || fail "-o p: said: $stderr"
+	true < h &
+	run --separate-stderr posstat --by game --html h -o /dev/null "$a"
+	wait
+	[ "$status" -eq 0 ] || fail "--html h: status $status: $stderr"
+	[ -z "$stderr" ] || fail "--html h: said: $stderr"
+	st=0
+	posstat "$a" > /dev/full 2> err || st=$?
+	[ "$st" -eq 1 ] || fail "> /dev/full: status $st"
+	nospc="No space left on device"
+	assert_equal "$(cat err)" "posstat: stdout: $nospc"
+	for o in "-o /dev/full" "--html /dev/full -o /dev/null"; do
+		run --separate-stderr posstat $o "$a"
+		assert_failure 1
+		assert_equal "$stderr" "posstat: /dev/full: $nospc"
+	done
 }
 
 @test "damage: a truncated or corrupt stream is exit 1 naming the file, the records before it still reported" {
