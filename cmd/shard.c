@@ -630,6 +630,33 @@ is_shard_name(const struct opts *o, const char *n)
 	return 0;
 }
 
+/*
+ * 1 when n is the name of a temporary file a run of these splits makes:
+ * .tmp-manifest.json, .tmp- and a shard name (the shard being written),
+ * or a bucket, .tmp-b<split>-<level>-<hex id>.rec.
+ */
+static int
+is_run_tmp(const struct opts *o, const char *n)
+{
+	const char *p;
+	size_t k;
+
+	if (strncmp(n, ".tmp-", 5) != 0)
+		return 0;
+	n += 5;
+	if (strcmp(n, "manifest.json") == 0 || is_shard_name(o, n))
+		return 1;
+	if (*n++ != 'b')
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		if ((k = strspn(n, "0123456789")) == 0 || n[k] != '-')
+			return 0;
+		n += k + 1;
+	}
+	p = n + strspn(n, "0123456789abcdef");
+	return p != n && strcmp(p, ".rec") == 0;
+}
+
 /* A shard of a manifest. */
 struct mshard {
 	char file[PATH_MAX];
@@ -2584,9 +2611,14 @@ write_manifest(struct run *R, const struct out *outs, int argc,
 		fclose(fp);
 		return -1;
 	}
-	if (fclose(fp) == EOF || rename(tmp, final) == -1 ||
-	    fsync_dir(o->dir) == -1) {
+	if (fclose(fp) == EOF || rename(tmp, final) == -1) {
 		pf_warn("%s", final);
+		return -1;
+	}
+	if (fsync_dir(o->dir) == -1) {
+		/* a failed run leaves no manifest */
+		pf_warn("%s", final);
+		unlink(final);
 		return -1;
 	}
 	return 0;
@@ -2868,6 +2900,71 @@ verify(const char *dir)
 	return PF_EXIT_OK;
 }
 
+/*
+ * Refuse an input operand that cannot be read, before the directory is
+ * touched (a shard set missing an input must not look complete): one
+ * missing or unreadable, a directory, a socket.  Standard input, pipes
+ * and devices are read as they come.  0 / -1 (reported).
+ */
+static int
+check_input(const char *path)
+{
+	struct stat sb;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if (stat(path, &sb) == -1 || access(path, R_OK) == -1) {
+		pf_warn("%s", path);
+		return -1;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		errno = EISDIR;
+		pf_warn("%s", path);
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode) &&
+	    !S_ISCHR(sb.st_mode) && !S_ISBLK(sb.st_mode)) {
+		pf_warnx("%s: not a file, pipe or device", path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * After a failed run (a file that cannot be written, no memory, a damaged
+ * temporary file), remove what it made, its files closed: the temporary
+ * files (buckets, the shard and the manifest being written), and the
+ * shards it completed, which without a manifest are no shard set and
+ * hold disk space that may be what it lacked.  The directory is left as
+ * the run found it, less what prepare_dir removed.
+ */
+static void
+remove_partial(const struct run *R)
+{
+	const char *dir = R->o->dir;
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	for (size_t i = 0; i < R->nshards; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, R->shards[i].file);
+		if (unlink(path) == -1 && errno != ENOENT)
+			pf_warn("%s", path);
+	}
+	if ((d = opendir(dir)) == NULL) {
+		pf_warn("%s", dir);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!is_run_tmp(R->o, de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) == -1 && errno != ENOENT)
+			pf_warn("%s", path);
+	}
+	closedir(d);
+}
+
 static int
 prepare_dir(const struct opts *o, int argc, char **argv)
 {
@@ -3130,7 +3227,7 @@ main(int argc, char **argv)
 	struct opts o;
 	struct run *R = NULL;
 	struct out outs[MAX_SPLITS];
-	int r, status = PF_EXIT_DATA, oargc = argc, s;
+	int r, status = PF_EXIT_DATA, oargc = argc, s, partial = 0;
 	char **oargv = argv;
 
 	pf_prog_init(argv);
@@ -3151,17 +3248,18 @@ main(int argc, char **argv)
 	/* A missing input would make a shard set that looks complete and
 	   is not: refuse before touching the directory. */
 	for (int i = 0; i < argc; i++)
-		if (strcmp(argv[i], "-") != 0 && access(argv[i], R_OK) == -1) {
-			pf_warn("%s", argv[i]);
+		if (check_input(argv[i]) == -1)
 			r = 1;
-		}
 	if (r == 1)
 		goto out;
-	if (prepare_dir(&o, argc, argv) == -1 || run(R, argc, argv) == -1 ||
-	    write_splits(R, outs) == -1)
+	if (prepare_dir(&o, argc, argv) == -1)
 		goto out;
-	if (write_manifest(R, outs, argc, argv, oargc, oargv) == -1)
+	/* from here a failure removes what the run made */
+	partial = 1;
+	if (run(R, argc, argv) == -1 || write_splits(R, outs) == -1 ||
+	    write_manifest(R, outs, argc, argv, oargc, oargv) == -1)
 		goto out;
+	partial = 0;
 	status = R->status;
 	summary(R, outs);
 out:
@@ -3172,11 +3270,15 @@ out:
 					bucket_free(&R->bk[s][b]);
 			free(R->bk[s]);
 			free(R->tf[s]);
-			if (outs[s].w != NULL) {
+			if (outs[s].w != NULL || outs[s].x != NULL) {
 				pf_writer_free(outs[s].w);
+				pf_export_free(outs[s].x);
 				close(outs[s].fd);
 			}
 		}
+		/* the files are closed: their space is freed */
+		if (partial)
+			remove_partial(R);
 		for (size_t i = 0; i < R->nshards; i++)
 			free(R->shards[i].file);
 		free(R->shards);

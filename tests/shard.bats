@@ -5,7 +5,9 @@
 # evaluations and results into it, --dedup-across drops from the other
 # splits exactly the positions of the first, shard sizes, --verify catches
 # a flipped byte, a killed run never leaves a manifest and a rerun
-# completes, a complete directory is refused without -f; progress on a
+# completes, a complete directory is refused without -f, a run that fails
+# on a full disk leaves nothing of its own, an input that cannot be read
+# (a directory) is refused before anything is written; progress on a
 # terminal or with --progress; empty, concatenated and damaged input; the
 # usage table.
 
@@ -21,6 +23,21 @@ games() {
 # game,ply,fen of every record of the streams or shards given, sorted.
 keys() {
 	cat "$@" | posdump --fields game,ply,fen | sort
+}
+
+teardown() {
+	if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then
+		umount "$MNT" || umount -l "$MNT"
+	fi
+}
+
+# A tmpfs of $1 at ./mnt ($MNT), unmounted by teardown.  The tests run as
+# root: a test that needs one fails without it rather than pass untested.
+small_fs() {
+	mkdir mnt
+	mount -t tmpfs -o "size=$1" tmpfs mnt ||
+		fail "cannot mount a tmpfs at $PWD/mnt (run the tests as root)"
+	MNT=$PWD/mnt
 }
 
 @test "golden: a permutation of the input, every game in one split, a manifest that verifies" {
@@ -447,6 +464,74 @@ policy() {	# move:quanta-hex ...
 	assert_output --partial "k/train-00000.pos.zst: an input is a file this run would replace"
 	run shard --verify k
 	assert_success
+}
+
+@test "a full disk in the scatter, a re-scatter or the shards: exit 1, the file named, no temporary file or shard of the run left" {
+	games
+	# the shards' pages, to fill the disk halfway through them
+	shard -o ref --records-per-shard 300 g.pos 2>/dev/null
+	pages=$(jq '[.shards[].bytes | (. + 4095) / 4096 | floor] | add' \
+		ref/manifest.json)
+	[ "$pages" -ge 8 ]
+	input=$((($(stat -c %s g.pos) + 4095) / 4096))
+	small_fs 256k
+	mkdir mnt/s
+	echo keep > mnt/s/notes.txt
+	# pass 1: a bucket cannot be written
+	run shard -o mnt/s g.pos
+	assert_failure 1
+	assert_output "shard: mnt/s/.tmp-b0-0-0.rec: No space left on device"
+	run ls -A mnt/s
+	assert_output notes.txt
+	# a bucket larger than estimated (a pipe) scattered again: the
+	# bucket and its sub-buckets do not fit
+	mount -o remount,size=$((input * 4096 * 3 / 2)) mnt
+	run bash -c 'cat g.pos | shard -o mnt/s --memory 64K'
+	assert_failure 1
+	assert_output --regexp '^shard: mnt/s/\.tmp-b0-1-[0-9a-f]+\.rec: No space left on device$'
+	run ls -A mnt/s
+	assert_output notes.txt
+	# pass 2: shards written, then the disk is full
+	mount -o remount,size=$(((input + pages / 2) * 4096)) mnt
+	run shard -o mnt/s --records-per-shard 300 g.pos
+	assert_failure 1
+	assert_output --regexp 'shard: train-0000[1-9]\.pos\.zst: write error: No space left on device$'
+	run ls -A mnt/s
+	assert_output notes.txt
+	# given room, the same run completes: the same shards
+	mount -o remount,size=4m mnt
+	run shard -o mnt/s --records-per-shard 300 g.pos
+	assert_success
+	run shard --verify mnt/s
+	assert_success
+	cmp <(shards ref) <(shards mnt/s)
+	[ "$(cat mnt/s/notes.txt)" = keep ]
+}
+
+@test "an input that cannot be read (a directory, a socket) is refused before the directory is touched; pipes and devices are read" {
+	games
+	mkdir d
+	run shard -o s1 g.pos d
+	assert_failure 1
+	assert_output "shard: d: Is a directory"
+	[ ! -e s1 ]
+	python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")'
+	[ -S sock ]
+	run shard -o s1 sock g.pos
+	assert_failure 1
+	assert_output "shard: sock: not a file, pipe or device"
+	[ ! -e s1 ]
+	# a complete set is left as it was, even with -f
+	shard -o k g.pos 2>/dev/null
+	run shard -o k -f g.pos d
+	assert_failure 1
+	assert_output "shard: d: Is a directory"
+	run shard --verify k
+	assert_success
+	# a pipe (process substitution) and a device are read
+	run shard -o p <(cat g.pos) /dev/null
+	assert_success
+	cmp <(keys g.pos) <(keys p/*.pos.zst)
 }
 
 @test "-f replaces the whole set: the old manifest's shards of any split or format go; --verify names a shard the manifest does not list" {
