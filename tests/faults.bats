@@ -36,9 +36,7 @@ teardown() {
 	for j in $(jobs -p); do
 		kill -KILL "$j" 2>/dev/null || true
 	done
-	if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then
-		umount "$MNT" || umount -l "$MNT"
-	fi
+	unmount_fs
 }
 
 # cmd=(...): the tool $1 on an input whose output is far over a pipe's
@@ -131,14 +129,6 @@ stop_with() {
 # An input that never ends: $1 over and over, until the reader goes away.
 endless() {
 	while cat "$1"; do :; done 2>/dev/null
-}
-
-# A tmpfs of $1 at ./mnt ($MNT), or skip where mounting is not allowed.
-small_fs() {
-	mkdir mnt
-	mount -t tmpfs -o "size=$1" tmpfs mnt 2>/dev/null ||
-		skip "cannot mount a tmpfs here (needs root)"
-	MNT=$PWD/mnt
 }
 
 # ---- a full disk ---------------------------------------------------------

@@ -94,3 +94,19 @@ size_after() {
 	done
 	stat -c %s "$1"
 }
+
+# A tmpfs of $1 at ./mnt ($MNT), for a full disk; unmount_fs (from
+# teardown) unmounts it.  The tests run as root: a test that needs one
+# fails without it rather than pass untested.
+small_fs() {
+	mkdir mnt
+	mount -t tmpfs -o "size=$1" tmpfs mnt ||
+		fail "cannot mount a tmpfs at $PWD/mnt (run the tests as root)"
+	MNT=$PWD/mnt
+}
+
+unmount_fs() {
+	if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then
+		umount "$MNT" || umount -l "$MNT"
+	fi
+}

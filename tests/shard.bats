@@ -26,18 +26,7 @@ keys() {
 }
 
 teardown() {
-	if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then
-		umount "$MNT" || umount -l "$MNT"
-	fi
-}
-
-# A tmpfs of $1 at ./mnt ($MNT), unmounted by teardown.  The tests run as
-# root: a test that needs one fails without it rather than pass untested.
-small_fs() {
-	mkdir mnt
-	mount -t tmpfs -o "size=$1" tmpfs mnt ||
-		fail "cannot mount a tmpfs at $PWD/mnt (run the tests as root)"
-	MNT=$PWD/mnt
+	unmount_fs
 }
 
 @test "golden: a permutation of the input, every game in one split, a manifest that verifies" {
