@@ -1109,6 +1109,7 @@ main(int argc, char *argv[])
 		return r < 0 ? PF_EXIT_USAGE : PF_EXIT_OK;
 	argc -= optind;
 	argv += optind;
+	pf_set_inputs(argc, (const char *const *)argv);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&st, 0, sizeof(st));
 	st.o = &o;

@@ -159,6 +159,11 @@ main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 
+	pf_set_inputs(argc, (const char *const *)argv);
+	if (pf_output_is_input(o.output)) {
+		pf_warnx("%s: %s", o.output, PF_OUTPUT_IS_INPUT);
+		return PF_EXIT_DATA;
+	}
 	if (o.output != NULL && strcmp(o.output, "-") != 0 &&
 	    (out = fopen(o.output, "w")) == NULL) {
 		pf_warn("%s", o.output);

@@ -339,6 +339,7 @@ main(int argc, char **argv)
 		o.expr = argv[0];
 		argc--;
 		argv++;
+		pf_set_inputs(argc, (const char *const *)argv);	/* files */
 	}
 	memset(&R, 0, sizeof(R));
 	R.o = &o;

@@ -2023,6 +2023,14 @@ main(int argc, char **argv)
 		return r;
 	argc -= optind;
 	argv += optind;
+	/* refused before the reading, not when the report is written */
+	pf_set_inputs(argc, (const char *const *)argv);
+	for (i = 0; i < 2; i++)
+		if (pf_output_is_input(i ? o.html : o.output)) {
+			pf_warnx("%s: %s", i ? o.html : o.output,
+			    PF_OUTPUT_IS_INPUT);
+			return PF_EXIT_DATA;
+		}
 	memset(&R, 0, sizeof(R));
 	R.o = &o;
 	R.f = &f;

@@ -77,6 +77,10 @@ pf_filter_getopt(int argc, char *const argv[], const char *shortopts,
 		case 'V':
 			pf_print_version();
 			return PF_FILTER_EXIT;
+		case -1:	/* the operands are the inputs */
+			pf_set_inputs(argc - optind,
+			    (const char *const *)argv + optind);
+			return ch;
 		default:
 			return ch;
 		}

@@ -145,16 +145,53 @@ ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* pf_set_inputs' operands, and whether pf_open_output refused one. */
+static const char *const *inputs;
+static int ninputs, refused_input;
+
+void
+pf_set_inputs(int argc, const char *const *argv)
+{
+	inputs = argv;
+	ninputs = argc;
+}
+
+int
+pf_output_is_input(const char *path)
+{
+	struct stat out, in;
+	int std = ninputs == 0;	/* standard input is read */
+
+	if (path == NULL || strcmp(path, "-") == 0 || stat(path, &out) == -1 ||
+	    !S_ISREG(out.st_mode))
+		return 0;
+	for (int i = 0; i < ninputs; i++) {
+		if (strcmp(inputs[i], "-") == 0)
+			std = 1;
+		else if (stat(inputs[i], &in) == 0 &&
+		    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+			return 1;
+	}
+	return std && fstat(STDIN_FILENO, &in) == 0 &&
+	    in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+}
+
 int
 pf_open_output(const char *path, int force, int *compress)
 {
 	int fd;
 
+	refused_input = 0;
 	if (path == NULL || strcmp(path, "-") == 0) {
 		fd = STDOUT_FILENO;
 	} else {
 		if (compress != NULL && ends_with(path, ".zst"))
 			*compress = 1;
+		if (pf_output_is_input(path)) {
+			refused_input = 1;
+			errno = EEXIST;
+			return -1;
+		}
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (fd == -1)
 			return -1;
@@ -192,6 +229,8 @@ pf_warn_output(const char *path)
 	if (errno == ENOTTY)
 		pf_warnx("refusing to write binary output to a terminal "
 		    "(use -f to force)");
+	else if (refused_input)
+		pf_warnx("%s: %s", path, PF_OUTPUT_IS_INPUT);
 	else
 		pf_warn("%s", path == NULL ? "stdout" : path);
 }

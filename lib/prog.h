@@ -57,9 +57,23 @@ uint64_t pf_strtosize(const char *s, uint64_t min, uint64_t max,
 	    const char **errstr);
 
 /*
+ * The input operands (argc of them in argv; "-" is standard input), which
+ * an output must not be: pf_filter_getopt sets them at the end of the
+ * options, a tool with its own option loop calls this.  Kept, not copied.
+ */
+void	pf_set_inputs(int argc, const char *const *argv);
+/* 1 when path is an existing file that is one of those inputs (the same
+   file under any name), which opening it for output would destroy. */
+int	pf_output_is_input(const char *path);
+#define PF_OUTPUT_IS_INPUT \
+	"is also an input: writing it would destroy it (give another name)"
+
+/*
  * Open the binary output: path NULL or "-" is stdout.  Refuses a terminal
- * unless force (returns -1, errno ENOTTY).  *compress is set to 1 when the
- * name ends in ".zst".  Returns the fd, or -1 with errno set.
+ * unless force (returns -1, errno ENOTTY), and a file that is one of the
+ * inputs (pf_set_inputs; errno EEXIST, pf_warn_output says why).
+ * *compress is set to 1 when the name ends in ".zst".  Returns the fd, or
+ * -1 with errno set.
  */
 int	pf_open_output(const char *path, int force, int *compress);
 
@@ -74,7 +88,8 @@ int	pf_open_output(const char *path, int force, int *compress);
 int	pf_close_output(const char *path, int fd, int failed);
 
 /* Report a failed pf_open_output: for a terminal, "refusing to write
-   binary output to a terminal (use -f to force)", else path: strerror. */
+   binary output to a terminal (use -f to force)", for an input, "path:
+   PF_OUTPUT_IS_INPUT", else path: strerror. */
 void	pf_warn_output(const char *path);
 
 /* Writer options for a tool: zstd level 3 when compress, else none. */

@@ -478,3 +478,53 @@ endless() {
 		fi
 	done
 }
+
+@test "-o naming an input (the same file by another name, or standard input): refused before anything is written, the input untouched, for every tool" {
+	cp "$SMALL" g.pgn
+	cp "$BATS_FILE_TMPDIR/small.pos" x.pos
+	posexport -F plain x.pos -o x.plain 2>/dev/null
+	cmds=(
+		"pgn2pos g.pgn"
+		"uci-eval -d 1 -j 1 -e $FAKE x.pos"
+		"softtarget x.pos"
+		"complexity x.pos"
+		"repair-mark x.pos"
+		"repair-mark --mode panda -j 1 -e $FAKE x.pos"
+		"pqr-sample x.pos"
+		"posfilter ply>0 x.pos"
+		"posexport -F bin x.pos"
+		"posimport -F plain x.plain"
+		"posdump x.pos"
+		"posstat x.pos"
+		"posstat --html @ x.pos"
+	)
+	for c in "${cmds[@]}"; do
+		read -r -a cmd <<< "$c"
+		in=${cmd[${#cmd[@]} - 1]}
+		cp "$in" orig
+		ln -f "$in" link
+		# the link as -o (or --html, where @ stands)
+		if [[ "$c" == *@* ]]; then
+			cmd=("${cmd[@]/@/link}")
+			run --separate-stderr "${cmd[@]}"
+		else
+			run --separate-stderr "${cmd[@]}" -o link
+		fi
+		[ "$status" -eq 1 ] || fail "$c -o link: status $status"
+		[ "$stderr" = "${cmd[0]}: link: is also an input: writing it would destroy it (give another name)" ] ||
+			fail "$c -o link: $stderr"
+		[ -z "$output" ] || fail "$c -o link: output $output"
+		cmp orig "$in" || fail "$c -o link: the input changed"
+		# the input as standard input, the output its name
+		[[ "$c" == *@* ]] && continue
+		unset 'cmd[${#cmd[@]}-1]'
+		run --separate-stderr "${cmd[@]}" -o "$in" < "$in"
+		[ "$status" -eq 1 ] || fail "$c -o $in < $in: status $status"
+		[[ "$stderr" == *"$in: is also an input"* ]] || fail "$c < $in: $stderr"
+		cmp orig "$in" || fail "$c < $in: the input changed"
+	done
+	# another file, and a pipe, are written as ever
+	run softtarget -o other.pos x.pos
+	assert_success
+	softtarget x.pos < x.pos > /dev/null
+}
