@@ -1132,6 +1132,15 @@ main(int argc, char *argv[])
 			rc = PF_EXIT_DATA;
 			goto out;
 		}
+		/* one run writes the chunks: held to the exit */
+		if (pf_lock_dir(o.output) == -1) {
+			if (errno == EWOULDBLOCK)
+				pf_warnx("%s: %s", o.output, PF_DIR_LOCKED);
+			else
+				pf_warn("%s", o.output);
+			rc = PF_EXIT_DATA;
+			goto out;
+		}
 	} else {
 		if ((fd = pf_open_output(o.output, o.force, &compress)) ==
 		    -1) {

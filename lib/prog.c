@@ -2,6 +2,9 @@
  * prog.c - the parts every posflow program shares (see prog.h).  This is
  * the one library module that writes to stderr; it never exits.
  */
+#include <sys/file.h>
+#include <sys/stat.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -200,6 +203,22 @@ pf_open_output(const char *path, int force, int *compress)
 		if (fd != STDOUT_FILENO)
 			close(fd);
 		errno = ENOTTY;
+		return -1;
+	}
+	return fd;
+}
+
+int
+pf_lock_dir(const char *dir)
+{
+	int fd, e;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		e = errno;
+		close(fd);
+		errno = e;
 		return -1;
 	}
 	return fd;

@@ -1221,6 +1221,23 @@ pgn2pos: 5 games read, 1 kept (0 truncated), 4 skipped (4 invalid FEN); 1 positi
 	assert_output --partial "chunk $(printf %06d $((games / 40))) and later not written"
 }
 
+@test "--chunks: one run writes a directory; a second one at the same time is refused, naming it, and writes nothing" {
+	mkdir ch
+	# another run holds the directory (this shell, with flock(1))
+	exec 8< ch
+	flock -n 8
+	! flock -n ch true
+	run pgn2pos --chunks 5 -o ch "$TESTDATA/lichess_db_10k.pgn"
+	exec 8<&-
+	assert_failure 1
+	assert_output "pgn2pos: ch: in use by another run writing there"
+	[ -z "$(ls -A ch)" ]
+	# free again: written
+	run pgn2pos --chunks 5 -o ch "$TESTDATA/lichess_db_10k.pgn"
+	assert_success
+	[ "$(ls ch | wc -l)" -eq 1 ]
+}
+
 # -j: run pgn2pos -j 1 and -j N (pieces of POSFLOW_PGN_PIECE bytes, small
 # so that the cuts fall between many games) on the same arguments; the
 # output file, the messages and the exit status must be the same, byte

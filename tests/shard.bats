@@ -29,6 +29,22 @@ teardown() {
 	unmount_fs
 }
 
+@test "one run writes a directory; a second one at the same time is refused, naming it, and leaves it as it was" {
+	games
+	mkdir out
+	exec 8< out
+	flock -n 8
+	! flock -n out true
+	run shard -o out g.pos
+	exec 8<&-
+	assert_failure 1
+	assert_output "shard: out: in use by another run writing there"
+	[ -z "$(ls -A out)" ]
+	run shard -o out g.pos
+	assert_success
+	[ -f out/manifest.json ]
+}
+
 @test "golden: a permutation of the input, every game in one split, a manifest that verifies" {
 	games
 	run shard -o out --split train=0.8,val=0.2 --seed 7 g.pos
