@@ -862,13 +862,19 @@ do_file(struct state *st, const char *path)
 	return f.rc;
 }
 
-/* pf_input_each_file's call: do_file, its result gathered in st->rc;
-   nonzero stops (the output is gone). */
+/* pf_input_each_file's call: do_file, its result gathered in st->rc, or
+   path named with why it is not read (an error, as a file that cannot be
+   read is); nonzero stops (the output is gone). */
 static int
-each_file(void *arg, const char *path)
+each_file(void *arg, const char *path, const char *why)
 {
 	struct state *st = arg;
 
+	if (why != NULL) {
+		pf_warnx("%s: %s", path, why);
+		st->rc = 1;
+		return 0;
+	}
 	st->rc |= do_file(st, path);
 	if (st->rc)
 		(void)chunks_stop(st);

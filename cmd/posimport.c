@@ -919,12 +919,21 @@ import_file(struct run *R, const char *path)
 	pf_input_free(in);
 }
 
-/* pf_input_each_file's call: nonzero stops (the output is gone). */
+/* pf_input_each_file's call: path imported, or named with why it is not
+   read (an error, as a file that cannot be read is); nonzero stops (the
+   output is gone). */
 static int
-each_file(void *arg, const char *path)
+each_file(void *arg, const char *path, const char *why)
 {
 	struct run *R = arg;
 
+	if (why != NULL) {
+		/* after what the jobs before it say */
+		jobs_drain(R);
+		pf_warnx("%s: %s", path, why);
+		R->f->status = PF_EXIT_DATA;
+		return R->f->stop;
+	}
 	import_file(R, path);
 	return R->f->stop;
 }

@@ -1510,43 +1510,66 @@ natcmp_paths(const void *a, const void *b)
 }
 
 struct pathlist {
-	char **v;
+	char **v;	/* the paths */
+	char **why;	/* NULL, or why v[i] is not read (malloc'd) */
 	size_t n, cap;
 };
 
-/* Add p to l (l owns it then).  0 / -1. */
+/* Add p, and why (NULL or a reason it is not read), to l (l owns them
+   then).  0 / -1. */
 static int
-add_path(struct pathlist *l, char *p)
+add_path(struct pathlist *l, char *p, char *why)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 256;
-		char **v = realloc(l->v, cap * sizeof(*v));
+		char **v, **w;
 
-		if (v == NULL)
+		if ((v = realloc(l->v, cap * sizeof(*v))) == NULL)
 			return -1;
 		l->v = v;
+		if ((w = realloc(l->why, cap * sizeof(*w))) == NULL)
+			return -1;
+		l->why = w;
 		l->cap = cap;
 	}
-	l->v[l->n++] = p;
+	l->v[l->n] = p;
+	l->why[l->n++] = why;
 	return 0;
 }
 
 /*
- * The regular files under dir into l (depth: levels left); what cannot
- * be looked at below it (a link to nothing, a subdirectory that cannot
- * be read) goes in too, for the caller's open to name.  0 / -1 (dir
- * itself cannot be read, or memory is short).
+ * A directory on the way down from the operand to the one walked, that
+ * one included: a directory with the same device and inode as one of
+ * them is that one again (a link to "." or "..", a bind mount), and
+ * walking it would go round, down ever more paths.
+ */
+struct ancestor {
+	dev_t			 dev;
+	ino_t			 ino;
+	const char		*path;
+	const struct ancestor	*up;
+};
+
+/*
+ * The regular files under dir into l (up: dir and the directories above
+ * it; depth: levels left); what cannot be looked at below it (a link to
+ * nothing, a subdirectory that cannot be read) goes in too, for the
+ * caller's open to name, and a directory that is one of up again goes
+ * in with the reason it is not entered.  0 / -1 (dir itself cannot be
+ * read, or memory is short).
  */
 static int
-dir_walk(const char *dir, struct pathlist *l, int depth, char *err,
-    size_t errsize)
+dir_walk(const char *dir, const struct ancestor *up, struct pathlist *l,
+    int depth, char *err, size_t errsize)
 {
 	DIR *d;
 	struct dirent *de;
 	struct stat st;
-	struct pathlist here = { NULL, 0, 0 };
+	struct pathlist here = { NULL, NULL, 0, 0 };
+	const struct ancestor *a;
+	struct ancestor self;
 	size_t i, len;
-	char *p;
+	char *p, *why;
 	int rc = 0;
 
 	if ((d = opendir(dir)) == NULL) {
@@ -1562,7 +1585,7 @@ dir_walk(const char *dir, struct pathlist *l, int depth, char *err,
 		if ((p = malloc(len)) == NULL)
 			goto nomem;
 		snprintf(p, len, "%s/%s", dir, de->d_name);
-		if (add_path(&here, p) == -1) {
+		if (add_path(&here, p, NULL) == -1) {
 			free(p);
 			goto nomem;
 		}
@@ -1577,15 +1600,37 @@ dir_walk(const char *dir, struct pathlist *l, int depth, char *err,
 	for (i = 0; i < here.n && rc == 0; i++) {
 		int ok = stat(here.v[i], &st) == 0;
 
+		for (a = ok && S_ISDIR(st.st_mode) ? up : NULL; a != NULL;
+		    a = a->up)
+			if (a->dev == st.st_dev && a->ino == st.st_ino)
+				break;
+		if (a != NULL) {
+			len = strlen(a->path) + 64;
+			if ((why = malloc(len)) == NULL)
+				goto nomem;
+			snprintf(why, len, "a directory loop (%s again), "
+			    "not entered", a->path);
+			if (add_path(l, here.v[i], why) == -1) {
+				free(why);
+				goto nomem;
+			}
+			here.v[i] = NULL;
+			continue;
+		}
 		if (ok && S_ISDIR(st.st_mode) && depth > 1 &&
 		    access(here.v[i], R_OK | X_OK) == 0) {
-			rc = dir_walk(here.v[i], l, depth - 1, err, errsize);
+			self.dev = st.st_dev;
+			self.ino = st.st_ino;
+			self.path = here.v[i];
+			self.up = up;
+			rc = dir_walk(here.v[i], &self, l, depth - 1, err,
+			    errsize);
 			continue;
 		}
 		/* a regular file, or what cannot be looked at (the caller's
 		   open names why); fifos, sockets and devices are left out */
 		if (!ok || S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
-			if (add_path(l, here.v[i]) == -1)
+			if (add_path(l, here.v[i], NULL) == -1)
 				goto nomem;
 			here.v[i] = NULL;
 		}
@@ -1597,18 +1642,21 @@ nomem:
 out:
 	closedir(d);
 	pf_input_free_paths(here.v, here.n);
+	free(here.why);
 	return rc;
 }
 
 int
-pf_input_dir_files(const char *dir, char ***paths, size_t *n, char *err,
-    size_t errsize)
+pf_input_dir_files(const char *dir, char ***paths, char ***why, size_t *n,
+    char *err, size_t errsize)
 {
-	struct pathlist l = { NULL, 0, 0 };
+	struct pathlist l = { NULL, NULL, 0, 0 };
+	struct ancestor root;
+	struct stat st;
 	size_t len = strlen(dir);
 	char *top;
 
-	*paths = NULL;
+	*paths = *why = NULL;
 	*n = 0;
 	/* "chunks/" names its files "chunks/training.0.gz" */
 	while (len > 1 && dir[len - 1] == '/')
@@ -1617,13 +1665,24 @@ pf_input_dir_files(const char *dir, char ***paths, size_t *n, char *err,
 		snprintf(err, errsize, "out of memory");
 		return -1;
 	}
-	if (dir_walk(top, &l, 64, err, errsize) == -1) {
+	if (stat(top, &st) == -1) {
+		snprintf(err, errsize, "%s: %s", top, strerror(errno));
+		free(top);
+		return -1;
+	}
+	root.dev = st.st_dev;
+	root.ino = st.st_ino;
+	root.path = top;
+	root.up = NULL;
+	if (dir_walk(top, &root, &l, 64, err, errsize) == -1) {
 		free(top);
 		pf_input_free_paths(l.v, l.n);
+		pf_input_free_paths(l.why, l.n);
 		return -1;
 	}
 	free(top);
 	*paths = l.v;
+	*why = l.why;
 	*n = l.n;
 	return 0;
 }
@@ -1639,18 +1698,19 @@ pf_input_free_paths(char **paths, size_t n)
 }
 
 int
-pf_input_each_file(const char *path, int (*fn)(void *, const char *),
-    void *arg, char *err, size_t errsize)
+pf_input_each_file(const char *path,
+    int (*fn)(void *, const char *, const char *), void *arg, char *err,
+    size_t errsize)
 {
 	struct stat st;
-	char **paths;
+	char **paths, **why;
 	size_t n, i;
 	int rc = 0;
 
 	if (strcmp(path, "-") == 0 || stat(path, &st) == -1 ||
 	    !S_ISDIR(st.st_mode))
-		return fn(arg, path);
-	if (pf_input_dir_files(path, &paths, &n, err, errsize) == -1)
+		return fn(arg, path, NULL);
+	if (pf_input_dir_files(path, &paths, &why, &n, err, errsize) == -1)
 		return -1;
 	if (n == 0) {
 		/* a mistake more likely than an empty input */
@@ -1658,7 +1718,8 @@ pf_input_each_file(const char *path, int (*fn)(void *, const char *),
 		return -1;
 	}
 	for (i = 0; i < n && rc == 0; i++)
-		rc = fn(arg, paths[i]);
+		rc = fn(arg, paths[i], why[i]);
 	pf_input_free_paths(paths, n);
+	pf_input_free_paths(why, n);
 	return rc;
 }

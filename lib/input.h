@@ -157,24 +157,30 @@ ssize_t		 pf_input_source(void *in, void *buf, size_t n, char *err,
  * The regular files under the directory dir, at any depth (up to 64), in
  * natural order (runs of digits compared as numbers: training.2.gz before
  * training.10.gz), names that start with a dot left out: *paths (each
- * "dir/.../name", malloc'd, as is the array) and *n.  What cannot be
- * looked at below dir (a link to nothing, a directory that cannot be
- * read) is in the list too, for the caller's open to name.  0, or -1 with
- * err set (dir cannot be read, memory is short).  pf_input_free_paths
- * frees.
+ * "dir/.../name", malloc'd, as is the array) and *n.  Links are followed,
+ * to directories too.  What cannot be looked at below dir (a link to
+ * nothing, a directory that cannot be read) is in the list too, for the
+ * caller's open to name.  So is a directory that is one it lies under
+ * again (dir itself or one between, the same device and inode, as a link
+ * to "." or ".." makes), a loop, not entered: (*why)[i] says so for it,
+ * and is NULL for every other path (the array malloc'd, as is each
+ * reason).  0, or -1 with err set (dir cannot be read, memory is short).
+ * pf_input_free_paths frees either array.
  */
-int		 pf_input_dir_files(const char *dir, char ***paths, size_t *n,
-		    char *err, size_t errsize);
+int		 pf_input_dir_files(const char *dir, char ***paths,
+		    char ***why, size_t *n, char *err, size_t errsize);
 void		 pf_input_free_paths(char **paths, size_t n);
 /*
- * An operand: fn(arg, path) for path itself ("-" too), or, when path is a
- * directory, for every file under it, in pf_input_dir_files' order, while
- * fn returns 0.  0, fn's nonzero return, or -1 with err set when the
- * directory cannot be listed or has no files.
+ * An operand: fn(arg, path, NULL) for path itself ("-" too), or, when
+ * path is a directory, fn(arg, file, why) for every file under it, in
+ * pf_input_dir_files' order, while fn returns 0; why is NULL, or says
+ * why file is not to be read (a directory loop), for fn to name it.  0,
+ * fn's nonzero return, or -1 with err set when the directory cannot be
+ * listed or has no files.
  */
 int		 pf_input_each_file(const char *path,
-		    int (*fn)(void *arg, const char *file), void *arg,
-		    char *err, size_t errsize);
+		    int (*fn)(void *arg, const char *file, const char *why),
+		    void *arg, char *err, size_t errsize);
 int		 pf_input_natcmp(const char *a, const char *b);
 
 #endif

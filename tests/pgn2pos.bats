@@ -185,6 +185,50 @@ pgn2pos: 1 games read, 1 kept (1 truncated), 0 skipped; 65536 positions written"
 	diff <(posdump want.pos) <(posdump out.pos)
 }
 
+@test "a directory with links back up (loops): each loop named and not entered, every file read once, exit 1; a link elsewhere is followed" {
+	mkdir -p d/sub other
+	cp "$L10K" d/a.pgn
+	cp "$L100K" d/sub/b.pgn
+	cp "$PGN/bad-moves.pgn" other/c.pgn
+	pgn2pos -q d/a.pgn d/sub/b.pgn > want.pos
+	# a link to ".." below: each file once, not once per trip round
+	ln -s .. d/sub/up
+	run --separate-stderr timeout 30 pgn2pos -q -o out.pos d
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "pgn2pos: d/sub/up: a directory loop (d again), not entered" ]
+	cmp want.pos out.pos
+	# two links to ".": no end of paths before; the same from -j 2
+	ln -s . d/x
+	ln -s . d/y
+	for j in 1 2; do
+		run --separate-stderr timeout 30 pgn2pos -q -j $j -o out.pos d/
+		[ "$status" -eq 1 ]
+		[ "$stderr" = "pgn2pos: d/sub/up: a directory loop (d again), not entered
+pgn2pos: d/x: a directory loop (d again), not entered
+pgn2pos: d/y: a directory loop (d again), not entered" ] || fail "$stderr"
+		cmp want.pos out.pos
+	done
+	# the operand a link itself: its own name in the messages
+	ln -s d dl
+	run --separate-stderr timeout 30 pgn2pos -q -o out.pos dl
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "pgn2pos: dl/sub/up: a directory loop (dl again), not entered"* ]] ||
+		fail "$stderr"
+	cmp want.pos out.pos
+	# a link to a directory that is not above it is followed, its files
+	# read where its name sorts
+	rm d/x d/y
+	ln -s ../../other d/sub/o
+	pgn2pos -q d/a.pgn d/sub/b.pgn other/c.pgn > want2.pos 2>/dev/null
+	run --separate-stderr timeout 30 pgn2pos -q -o out.pos d
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"pgn2pos: d/sub/o/c.pgn: game 2 (ply 2): illegal move"* ]] ||
+		fail "$stderr"
+	[[ "${stderr##*$'\n'}" == "pgn2pos: d/sub/up: a directory loop (d again), not entered" ]] ||
+		fail "$stderr"
+	diff <(posdump want2.pos) <(posdump out.pos)
+}
+
 @test "every compression, detected from content" {
 	core <(pgn2pos -q "$L100K") > plain.txt
 	[ "$(wc -l < plain.txt)" -eq 2817 ]

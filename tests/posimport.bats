@@ -315,6 +315,32 @@ posimport: 2770 entries in [0-9]+ games imported \(bin\); 0 damaged places$"
 	assert_line --index 0 "posimport: empty: no files in this directory"
 }
 
+@test "a directory with links back up (loops): each loop named and not entered, every file read once, exit 1" {
+	posimport -F binpack "$BP" -o s.pos 2>/dev/null
+	posexport -F bin s.pos -o s.bin 2>/dev/null
+	mkdir -p d/sub
+	head -c $((1000 * 40)) s.bin > d/p1.bin
+	tail -c +$((1000 * 40 + 1)) s.bin > d/sub/p2.bin
+	posimport -F bin -o want.pos d/p1.bin d/sub/p2.bin 2>/dev/null
+	# a link to "..": each file once, not once per trip round
+	ln -s .. d/sub/up
+	run timeout 30 posimport -F bin -o got.pos d
+	assert_failure 1
+	assert_output --regexp "^posimport: d/sub/up: a directory loop \(d again\), not entered
+posimport: 2770 entries in [0-9]+ games imported \(bin\); 0 damaged places$"
+	cmp want.pos got.pos
+	# two links to ".": no end of paths before
+	ln -s . d/x
+	ln -s . d/y
+	run timeout 30 posimport -F bin -o got.pos d/
+	assert_failure 1
+	assert_output --regexp "^posimport: d/sub/up: a directory loop \(d again\), not entered
+posimport: d/x: a directory loop \(d again\), not entered
+posimport: d/y: a directory loop \(d again\), not entered
+posimport: 2770 entries in [0-9]+ games imported \(bin\); 0 damaged places$"
+	cmp want.pos got.pos
+}
+
 # The bundled games evaluated at depth 1 with policy targets, as lc0
 # chunks in input format $1, in dir $2 (a chunk per game, in order).
 lc0_chunks() {
@@ -527,7 +553,12 @@ sys.stdout.buffer.write(out)" | gzip > "v5/${f##*/}"
 	done
 	# a tar cut inside a chunk: the input's own error, in its turn
 	head -c $(($(stat -c %s c.tar) / 2 + 3000)) c.tar > cut.tar
-	for input in c c.tar c.tar.zst mix.tar "many.tar mix.tar many" v5 cut.tar; do
+	# a directory loop after damaged chunks: named after them
+	mkdir lp
+	cp short.gz lp/t1.gz
+	cp cut.gz lp/t2.gz
+	ln -s . lp/u
+	for input in c c.tar c.tar.zst mix.tar "many.tar mix.tar many" v5 cut.tar lp; do
 		posimport -F lc0 -o one.pos $input 2> one.err && st1=0 || st1=$?
 		for j in 2 3; do
 			posimport -F lc0 -j $j -o par.pos $input 2> par.err && st=0 || st=$?
@@ -539,6 +570,9 @@ sys.stdout.buffer.write(out)" | gzip > "v5/${f##*/}"
 		cut.tar)
 			grep -q '^posimport: cut.tar: training.[0-9]*.gz: record [0-9]*: Truncated tar archive$' one.err ||
 				fail "cut.tar: $(cat one.err)" ;;
+		lp)
+			[ "$st1" -eq 1 ] && [ "$(sed -n 3p one.err)" = "posimport: lp/u: a directory loop (lp again), not entered" ] ||
+				fail "lp: $(cat one.err)" ;;
 		mix.tar)
 			[ "$st1" -eq 1 ] && [ "$(grep -c '^posimport: mix.tar: ' one.err)" -eq 4 ] ||
 				fail "mix.tar: $(cat one.err)" ;;
