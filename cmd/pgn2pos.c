@@ -875,9 +875,11 @@ each_file(void *arg, const char *path, const char *why)
 		st->rc = 1;
 		return 0;
 	}
-	st->rc |= do_file(st, path);
-	if (st->rc)
+	/* a loop is skipped alike on every run; a file unread is not */
+	if (do_file(st, path) != 0) {
+		st->rc = 1;
 		(void)chunks_stop(st);
+	}
 	return st->broken || st->write_err || st->chunks_stopped;
 }
 

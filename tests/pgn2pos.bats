@@ -1263,6 +1263,17 @@ pgn2pos: 5 games read, 1 kept (0 truncated), 4 skipped (4 invalid FEN); 1 positi
 	games=$(grep -c '^\[Event ' "$TESTDATA/lichess_db_100k.pgn")
 	[ "$(ls ch | wc -l)" -eq $((games / 40)) ]
 	assert_output --partial "chunk $(printf %06d $((games / 40))) and later not written"
+	# a directory loop is left out alike on every run: no stop
+	rm -rf ch d
+	mkdir d
+	cp "$TESTDATA/lichess_db_100k.pgn" d/a.pgn
+	cp "$TESTDATA/lichess_db_100k.pgn" d/c.pgn
+	ln -s . d/b
+	run pgn2pos --chunks 40 -o ch d
+	[ "$status" -eq 1 ]
+	assert_output --partial "d/b: a directory loop (d again), not entered"
+	refute_output --partial "not written"
+	cmp <(pgn2pos d/a.pgn d/c.pgn 2>/dev/null | posdump --json) <(cat ch/chunk-*.pos | posdump --json)
 }
 
 @test "--chunks: one run writes a directory; a second one at the same time is refused, naming it, and writes nothing" {
