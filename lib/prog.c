@@ -165,8 +165,16 @@ pf_output_is_input(const char *path)
 	struct stat out, in;
 	int std = ninputs == 0;	/* standard input is read */
 
-	if (path == NULL || strcmp(path, "-") == 0 || stat(path, &out) == -1 ||
-	    !S_ISREG(out.st_mode))
+	if (path == NULL || strcmp(path, "-") == 0)
+		return 0;
+	if (stat(path, &out) == -1) {
+		/* not there yet: made by the open, it would be read back */
+		for (int i = 0; i < ninputs; i++)
+			if (strcmp(inputs[i], path) == 0)
+				return 1;
+		return 0;
+	}
+	if (!S_ISREG(out.st_mode))
 		return 0;
 	for (int i = 0; i < ninputs; i++) {
 		if (strcmp(inputs[i], "-") == 0)

@@ -63,10 +63,11 @@ uint64_t pf_strtosize(const char *s, uint64_t min, uint64_t max,
  */
 void	pf_set_inputs(int argc, const char *const *argv);
 /* 1 when path is an existing file that is one of those inputs (the same
-   file under any name), which opening it for output would destroy. */
+   file under any name), which opening it for output would destroy, or
+   names one that is not there yet (the open would make it). */
 int	pf_output_is_input(const char *path);
 #define PF_OUTPUT_IS_INPUT \
-	"is also an input: writing it would destroy it (give another name)"
+	"is also an input (give the output another name)"
 
 /*
  * Open the binary output: path NULL or "-" is stdout.  Refuses a terminal

@@ -511,7 +511,7 @@ endless() {
 			run --separate-stderr "${cmd[@]}" -o link
 		fi
 		[ "$status" -eq 1 ] || fail "$c -o link: status $status"
-		[ "$stderr" = "${cmd[0]}: link: is also an input: writing it would destroy it (give another name)" ] ||
+		[ "$stderr" = "${cmd[0]}: link: is also an input (give the output another name)" ] ||
 			fail "$c -o link: $stderr"
 		[ -z "$output" ] || fail "$c -o link: output $output"
 		cmp orig "$in" || fail "$c -o link: the input changed"
@@ -523,6 +523,11 @@ endless() {
 		[[ "$stderr" == *"$in: is also an input"* ]] || fail "$c < $in: $stderr"
 		cmp orig "$in" || fail "$c < $in: the input changed"
 	done
+	# a name that is not there yet, given as both: refused, not made
+	run softtarget -o new.pos new.pos
+	assert_failure 1
+	assert_output "softtarget: new.pos: is also an input (give the output another name)"
+	[ ! -e new.pos ]
 	# another file, and a pipe, are written as ever
 	run softtarget -o other.pos x.pos
 	assert_success

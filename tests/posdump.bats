@@ -353,6 +353,10 @@ if [f32(v) for v in got] != want:
 	"$MKREC" <<< "$START ext=6:010000000000c0ff0000807f000080ff0000003f" > n.pos
 	run posdump --fields value n.pos
 	assert_output "value{method=tanh scale=Q param1=nan param2=inf lambda=-inf target=0.5}"
+	# A whole number in full: 50, not 5e+01; 1e30 as it reads back.
+	"$MKREC" <<< "$START ext=6:01000000$(python3 -c 'import struct; print(struct.pack("<4f", 50, 1e30, -1, 16777216).hex())')" > w.pos
+	run posdump --fields value w.pos
+	assert_output "value{method=tanh scale=Q param1=50 param2=1e+30 lambda=-1 target=16777216}"
 }
 
 @test "--fields takes a list of any length, and names a bad field in it" {
