@@ -78,6 +78,7 @@ struct held {
 	pf_record rec;		/* ext is set when written */
 	size_t off, len;	/* its ext bytes in game.bytes */
 	size_t linear_at;	/* where among them the reward goes */
+	int made;		/* build() gave it a target */
 	uint64_t recno;
 	int ok;			/* 0: an error, write it as it came */
 };
@@ -101,6 +102,8 @@ struct run {
 	pf_target *target;
 	pf_extbuf eb;
 	size_t linear_at;	/* build(): where in eb the reward goes */
+	int made;		/* build(): the record got a target */
+	uint64_t records, targeted;	/* read; given a target */
 	struct game game;
 	pf_filter f;		/* output, current input, status */
 	/* --policy-depths: the picked search's tables by depth - lo. */
@@ -512,6 +515,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 	/* The chosen table and evaluation (lib/evalsel.c); only the chosen
 	   evaluation is decoded whole (pf_eval is large). */
 	pf_evalsel_pick tpick = { 0 }, epick = { 0 };
+	size_t kept;
 	pf_eval v, best;
 	int rv, nrepl = 0, have_table, have_eval, have_repaired = 0, i, plen;
 	int picked;
@@ -599,6 +603,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 			    PF_EXT_HEADER_SIZE, PF_EXT_HEADER_SIZE + x.len) < 0)
 				goto nomem;
 	}
+	kept = run->eb.len;
 
 	/* Policy. */
 	if (o->pp.method != 0) {
@@ -714,6 +719,7 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 		if (rv < 0)
 			goto nomem;
 	}
+	run->made = run->eb.len > kept;
 	return 0;
 nomem:
 	pf_filter_error(&run->f, recno, "out of memory");
@@ -777,6 +783,8 @@ flush_game(struct run *run, int how, int plies)
 				    r)) < 0)
 					pf_filter_error(&run->f, h->recno,
 					    "out of memory");
+				else
+					h->made = 1;
 			} else if (run->o->require)
 				pf_filter_error(&run->f, h->recno, "unknown game "
 				    "result: no linear reward (--require)");
@@ -788,6 +796,7 @@ flush_game(struct run *run, int how, int plies)
 		}
 		h->rec.ext = run->eb.data;
 		h->rec.ext_len = (uint32_t)run->eb.len;
+		run->targeted += h->made;
 		pf_filter_put(&run->f, &h->rec);
 	}
 	g->n = 0;
@@ -825,6 +834,7 @@ hold(struct run *run, const pf_record *rec, const uint8_t *ext, size_t len,
 	h->off = g->blen;
 	h->len = len;
 	h->linear_at = ok ? run->linear_at : len;
+	h->made = ok && run->made;
 	h->recno = recno;
 	h->ok = ok;
 	if (len > 0)
@@ -842,6 +852,7 @@ emit(struct run *run, const pf_record *rec, uint64_t recno)
 	if (build(run, rec, recno) == 0) {
 		out.ext = run->eb.data;
 		out.ext_len = (uint32_t)run->eb.len;
+		run->targeted += run->made;
 	}
 	pf_filter_put(&run->f, &out);
 }
@@ -901,6 +912,7 @@ static void
 record(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 {
 	(void)f;
+	((struct run *)ctx)->records++;
 	process(ctx, rec, recno);
 }
 
@@ -939,6 +951,13 @@ main(int argc, char *argv[])
 		for (i = 0; i < argc && !run.f.stop; i++)
 			run_file(&run, argv[i]);
 	}
+	/* A pipeline that asked for nothing it can make, said once. */
+	if (run.records > 0 && run.targeted == 0 &&
+	    pf_filter_complete(&run.f))
+		pf_warnx("%" PRIu64 " records, none given a target: a policy "
+		    "needs per-move scores (uci-eval --multipv), a value target "
+		    "--value and an evaluation; the records pass through "
+		    "unchanged", run.records);
 	if (run.single > 0)
 		pf_warnx("--policy-depths %d-%d: %" PRIu64 " of %" PRIu64
 		    " records lacked a complete per-move table of some depth "
