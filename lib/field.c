@@ -940,6 +940,29 @@ compare(int op, int lt, int eq)
 	}
 }
 
+static double eval_node(pf_expr *e, int i);
+
+/*
+ * The truth of node i.  A field, or a comparison of one with a number, the
+ * most common operands of && and ||, is taken here without a call: the
+ * interpreter's calls were most of a simple filter's time.
+ */
+static inline int
+test_node(pf_expr *e, int i)
+{
+	const struct node *n = &e->n[i];
+	double a;
+
+	if (n->kind == N_FIELD)
+		return truth(field(e, n));
+	if (n->kind != N_FCMP)
+		return truth(eval_node(e, i));
+	a = field(e, &e->n[n->a]);
+	if (isnan(a))
+		return 0;
+	return compare(n->op, a < n->num, a == n->num);
+}
+
 static double
 eval_node(pf_expr *e, int i)
 {
@@ -952,17 +975,13 @@ eval_node(pf_expr *e, int i)
 	case N_FIELD:
 		return field(e, n);
 	case N_NOT:
-		return !truth(eval_node(e, n->a));
+		return !test_node(e, n->a);
 	case N_NEG:
 		return -eval_node(e, n->a);
 	case N_AND:
-		if (!truth(eval_node(e, n->a)))
-			return 0;
-		return truth(eval_node(e, n->b));
+		return test_node(e, n->a) && test_node(e, n->b);
 	case N_OR:
-		if (truth(eval_node(e, n->a)))
-			return 1;
-		return truth(eval_node(e, n->b));
+		return test_node(e, n->a) || test_node(e, n->b);
 	case N_ABS:
 		return fabs(eval_node(e, n->a));
 	case N_MIN:
@@ -975,11 +994,7 @@ eval_node(pf_expr *e, int i)
 	case N_KNOWN:
 		return !isnan(eval_node(e, n->a));
 	case N_FCMP:
-		a = field(e, &e->n[n->a]);
-		b = n->num;
-		if (isnan(a))
-			return 0;
-		return compare(n->op, a < b, a == b);
+		return test_node(e, i);
 	case N_GCMP:		/* a literal of 2^64 or more: above all */
 		return compare(n->op, n->exact == 2 || e->rec->game_id < n->u,
 		    n->exact != 2 && e->rec->game_id == n->u);
