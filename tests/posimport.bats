@@ -84,7 +84,7 @@ no_fullmove() {
 	cmp want.m.tsv got.m.tsv
 }
 
-@test "scores at the edges: beyond +-32000 (VALUE_NONE) is no evaluation, counted; a mate keeps its side in every format" {
+@test "scores at the edges: beyond +-32000 (VALUE_NONE) is no evaluation, counted; a mate keeps its side in every format; mated now only where there is no move" {
 	fen='rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
 	for s in 32002 -32002 32001 32767 -32768 32000 -32000 31999 -31998 100; do
 		printf 'fen %s\nmove e2e4\nscore %s\nply 0\nresult 0\ne\n' "$fen" "$s"
@@ -93,14 +93,20 @@ no_fullmove() {
 	assert_success
 	assert_output "posimport: 10 entries in 10 games imported (plain); 5 kept without an evaluation (a score beyond +-32000, as Stockfish's VALUE_NONE); 0 damaged places"
 	scores() { posdump --fields eval "$1" | sed 's/.* score=\([^ ]*\) .*/\1/; s/^$/-/' | tr '\n' ' '; }
-	[ "$(scores edge.pos)" = "- - - - - mate:1 mate:0 mate:1 mate:-1 cp:48 " ] || fail "$(scores edge.pos)"
+	[ "$(scores edge.pos)" = "- - - - - mate:1 mate:-1 mate:1 mate:-1 cp:48 " ] || fail "$(scores edge.pos)"
+	# -32000 is mated now where the side to move has no move
+	printf 'fen %s\nmove 0000\nscore -32000\nply 4\nresult -1\ne\n' \
+	    'rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3' > mated.plain
+	run posimport -F plain mated.plain -o mated.pos
+	assert_success
+	[ "$(scores mated.pos)" = "mate:0 " ] || fail "$(scores mated.pos)"
 	# the loader gives no score (NaN) for them, and exports skip them
 	run "$PY" -c 'import posflow, numpy; s = numpy.concatenate([b["score"] for b in posflow.batches("edge.pos")]); print(int(numpy.isnan(s).sum()), s[5] > 0, s[6] < 0)'
 	assert_output "5 True True"
 	run posexport -F plain edge.pos -o back.plain
 	assert_output --partial "5 written (plain"
 	assert_output --partial "skipped: 5 without an evaluation"
-	[ "$(grep '^score' back.plain | tr '\n' ' ')" = "score 31999 score -32000 score 31999 score -31998 score 100 " ]
+	[ "$(grep '^score' back.plain | tr '\n' ' ')" = "score 31999 score -31998 score 31999 score -31998 score 100 " ]
 	# the same scores in bin (Stockfish's units, binary): patched in
 	posexport -F bin edge.pos -o one.bin 2>/dev/null
 	"$PY" -c '
@@ -110,7 +116,7 @@ out = b"".join(e[:32] + struct.pack("<h", s) + e[34:] for s in (32002, -32768, 3
 open("edge.bin", "wb").write(out)'
 	run posimport -F bin edge.bin -o edge-bin.pos
 	assert_output --partial "2 kept without an evaluation"
-	[ "$(scores edge-bin.pos)" = "- - mate:1 mate:0 cp:48 " ] || fail "$(scores edge-bin.pos)"
+	[ "$(scores edge-bin.pos)" = "- - mate:1 mate:-1 cp:48 " ] || fail "$(scores edge-bin.pos)"
 	# marlinformat and viriformat hold centipawns of White's view: a
 	# huge one is a mate for the side it favours, whoever is to move
 	printf 'fen %s\nmove e7e5\nscore 100\nply 1\nresult 0\ne\n' \
@@ -125,7 +131,7 @@ out = b"".join(r[:28] + struct.pack("<h", s) + r[30:] for r in (w, b) for s in (
 open("edge.marlin", "wb").write(out)'
 	run posimport -F marlinformat edge.marlin -o edge-m.pos
 	assert_success
-	[ "$(scores edge-m.pos)" = "mate:1 mate:0 mate:0 mate:1 " ] || fail "$(scores edge-m.pos)"
+	[ "$(scores edge-m.pos)" = "mate:1 mate:-1 mate:-1 mate:1 " ] || fail "$(scores edge-m.pos)"
 }
 
 @test "compressed and archived inputs: every format through gzip, bzip2, xz, zstd, tar and zip reads as the plain file; damage inside keeps what came before" {
