@@ -7,6 +7,7 @@
  * policy: which games and positions to write (filters), the record fields
  * and extensions, the warnings, the summary and the exit status.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -588,6 +589,72 @@ chunk_close(struct state *st)
 }
 
 /*
+ * --chunks: the chunks in dir are of these inputs.  Their names, sizes and
+ * modification times are kept in dir/.inputs; a rerun on inputs that
+ * changed since (a file grown or replaced) would take chunks of the old
+ * ones for its own, so where chunks are there and .inputs names other
+ * inputs the run is refused.  A run stopped by an input error removes
+ * .inputs (chunks_stop): its chunks hold the games before the error, and
+ * a rerun on the mended input takes them.  0, or -1 after a message.
+ */
+static int
+chunks_inputs(const char *dir, int argc, char **argv)
+{
+	char path[4096], *old = NULL, *now = NULL;
+	size_t len = 0, oldlen = 0;
+	struct dirent *de;
+	struct stat sb;
+	FILE *fp;
+	DIR *d;
+	int chunks = 0, rv = 0;
+
+	if ((fp = open_memstream(&now, &len)) == NULL)
+		goto nomem;
+	for (int i = 0; i == 0 || i < argc; i++) {
+		const char *f = argc ? argv[i] : "-";
+
+		if (strcmp(f, "-") != 0 && stat(f, &sb) == 0)
+			fprintf(fp, "%s\t%lld\t%lld\n", f, (long long)sb.st_size,
+			    (long long)sb.st_mtime);
+		else
+			fprintf(fp, "%s\n", f);
+	}
+	if (fclose(fp) == EOF)
+		goto nomem;
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			chunks |= strncmp(de->d_name, "chunk-", 6) == 0;
+		closedir(d);
+	}
+	snprintf(path, sizeof(path), "%s/.inputs", dir);
+	if (chunks && (fp = fopen(path, "r")) != NULL) {
+		ssize_t n = getdelim(&old, &oldlen, '\0', fp);
+
+		fclose(fp);
+		if (n >= 0 && ((size_t)n != len || memcmp(old, now, len) != 0)) {
+			pf_warnx("%s: holds chunks of other inputs (changed "
+			    "since, by name, size or time: %s): remove them or "
+			    "give another directory", dir, path);
+			rv = -1;
+			goto out;
+		}
+	}
+	if ((fp = fopen(path, "w")) == NULL || fwrite(now, 1, len, fp) != len ||
+	    fclose(fp) == EOF) {
+		pf_warn("%s", path);
+		rv = -1;
+	}
+out:
+	free(old);
+	free(now);
+	return rv;
+nomem:
+	pf_warn("out of memory");
+	free(now);
+	return -1;
+}
+
+/*
  * --chunks after an input error: the chunk being written and every later
  * one are left unwritten.  A rerun with the input mended numbers the games
  * after the error differently (a game more in the damaged place, a file
@@ -598,6 +665,8 @@ chunk_close(struct state *st)
 static int
 chunks_stop(struct state *st)
 {
+	char path[4096];
+
 	if (st->o->chunks <= 0)
 		return 0;
 	if (!st->chunks_stopped) {
@@ -608,6 +677,10 @@ chunks_stop(struct state *st)
 			unlink(st->chunk_tmp);
 			st->positions -= st->chunk_positions;
 		}
+		/* the chunks kept hold games before the error, whatever the
+		   mended input: a rerun takes them (chunks_inputs) */
+		snprintf(path, sizeof(path), "%s/.inputs", st->o->output);
+		(void)unlink(path);
 		pf_warnx("%s: chunk %06ld and later not written: after an "
 		    "input error a rerun numbers the games differently (mend "
 		    "the input and run again)", st->o->output, st->chunk < 0 ?
@@ -1146,6 +1219,10 @@ main(int argc, char *argv[])
 				pf_warnx("%s: %s", o.output, PF_DIR_LOCKED);
 			else
 				pf_warn("%s", o.output);
+			rc = PF_EXIT_DATA;
+			goto out;
+		}
+		if (chunks_inputs(o.output, argc, argv) == -1) {
 			rc = PF_EXIT_DATA;
 			goto out;
 		}

@@ -1263,6 +1263,20 @@ pgn2pos: 5 games read, 1 kept (0 truncated), 4 skipped (4 invalid FEN); 1 positi
 	games=$(grep -c '^\[Event ' "$TESTDATA/lichess_db_100k.pgn")
 	[ "$(ls ch | wc -l)" -eq $((games / 40)) ]
 	assert_output --partial "chunk $(printf %06d $((games / 40))) and later not written"
+	# a plain file cut short reads to its end (its last game kept as
+	# far as it goes): grown since, its chunks are not taken for the
+	# new one's, the run is refused
+	rm -rf ch
+	head -c $(( $(stat -c %s g.pgn) * 6 / 10 )) g.pgn > grow.pgn
+	pgn2pos --chunks 40 -o ch grow.pgn 2>/dev/null
+	cp g.pgn grow.pgn
+	run pgn2pos --chunks 40 -o ch grow.pgn
+	assert_failure 1
+	assert_output "pgn2pos: ch: holds chunks of other inputs (changed since, by name, size or time: ch/.inputs): remove them or give another directory"
+	rm ch/chunk-*
+	run pgn2pos --chunks 40 -o ch grow.pgn
+	assert_success
+	cmp <(posdump --json all.pos) <(cat ch/chunk-*.pos | posdump --json)
 	# a directory loop is left out alike on every run: no stop
 	rm -rf ch d
 	mkdir d
