@@ -304,14 +304,16 @@ last-dir:
 shards: $(OUT)/shards/manifest.json
 
 # shard writes its manifest last: without one the directory is not done.
+# -f: shard replaces the set there itself, once it holds the directory's
+# lock (a second build at the same time is refused before it removes
+# anything).
 $(OUT)/shards/manifest.json: $(FINAL)
 	@test -f $(OUT)/chunks/.done || { echo "posflow.mk: the split into" \
 	    "$(OUT)/chunks is not complete: run make (all) or make chunks" \
 	    "first" >&2; exit 1; }
 	@test -n "$(FINAL)" || { echo "posflow.mk: no chunks in" \
 	    "$(OUT)/chunks (no games in GAMES?)" >&2; exit 1; }
-	rm -f $(OUT)/shards/*.pos* $(OUT)/shards/manifest.json
-	$(call tool,shard) --seed $(SEED) $(SHARDS) -o $(OUT)/shards $(FINAL)
+	$(call tool,shard) -f --seed $(SEED) $(SHARDS) -o $(OUT)/shards $(FINAL)
 
 clean:
 	rm -rf $(OUT)
