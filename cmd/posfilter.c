@@ -355,6 +355,7 @@ main(int argc, char **argv)
 			    o.expr);
 		return col > 0 ? PF_EXIT_USAGE : PF_EXIT_DATA;
 	}
+	pf_add_input(o.curve);
 	if (o.curve != NULL && read_curve(o.curve, R.rate) == -1) {
 		pf_expr_free(R.expr);
 		return PF_EXIT_USAGE;

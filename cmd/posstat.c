@@ -2031,6 +2031,20 @@ main(int argc, char **argv)
 			    PF_OUTPUT_IS_INPUT);
 			return PF_EXIT_DATA;
 		}
+	/* the two reports into one file would be neither */
+	if (o.html == NULL)
+		i = 0;
+	else if (o.output == NULL || strcmp(o.output, "-") == 0)
+		i = strcmp(o.html, "-") == 0;
+	else {
+		pf_set_inputs(1, &o.output);
+		i = pf_output_is_input(o.html);
+	}
+	if (i) {
+		pf_warnx("--html %s: the same file as the text report (-o)",
+		    o.html);
+		return PF_EXIT_USAGE;
+	}
 	memset(&R, 0, sizeof(R));
 	R.o = &o;
 	R.f = &f;

@@ -920,6 +920,11 @@ main(int argc, char **argv)
 	argv += optind;
 	memset(&R, 0, sizeof(R));
 	R.o = &o;
+	/* the book is written too: never over an input */
+	if (pf_output_is_input(o.book)) {
+		pf_warnx("--book %s: %s", o.book, PF_OUTPUT_IS_INPUT);
+		return PF_EXIT_DATA;
+	}
 	if (pf_filter_open(&R.f, o.out.output, o.out.force,
 	    o.out.zstd) == -1)
 		goto out;

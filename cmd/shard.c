@@ -709,14 +709,15 @@ is_listed(const struct listed *l, const char *n)
  * shard that manifest lists (-f: the set it replaces, of any split or
  * format), and the shards of this run's splits from an earlier run (a
  * killed one has no manifest): a rerun starts over.  An input among them
- * is an error, not a file to delete.
+ * (pf_set_inputs: an operand, or the standard input) is an error, not a
+ * file to delete.
  */
 static int
-clean_dir(const struct opts *o, int argc, char **argv)
+clean_dir(const struct opts *o)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
-	struct stat sb, ib;
+	struct stat sb;
 	struct listed old = { NULL, 0, 0 };
 	DIR *d;
 	int rv = 0;
@@ -752,17 +753,13 @@ clean_dir(const struct opts *o, int argc, char **argv)
 				}
 				continue;
 			}
-			if (stat(path, &sb) == -1)
-				continue;
-			for (int i = 0; i < argc; i++)
-				if (stat(argv[i], &ib) == 0 &&
-				    ib.st_dev == sb.st_dev &&
-				    ib.st_ino == sb.st_ino) {
-					pf_warnx("%s: an input is a file "
-					    "this run would replace", argv[i]);
-					rv = -1;
-					goto done;
-				}
+			/* an operand, or the standard input */
+			if (stat(path, &sb) == 0 && pf_output_is_input(path)) {
+				pf_warnx("%s: an input is a file this run "
+				    "would replace", path);
+				rv = -1;
+				goto done;
+			}
 		}
 	}
 done:
@@ -2966,7 +2963,7 @@ remove_partial(const struct run *R)
 }
 
 static int
-prepare_dir(const struct opts *o, int argc, char **argv)
+prepare_dir(const struct opts *o)
 {
 	char path[PATH_MAX];
 	struct stat sb;
@@ -3003,7 +3000,7 @@ prepare_dir(const struct opts *o, int argc, char **argv)
 		    "use -f to replace it", o->dir);
 		return -1;
 	}
-	if (clean_dir(o, argc, argv) == -1)
+	if (clean_dir(o) == -1)
 		return -1;
 	return 0;
 }
@@ -3246,6 +3243,7 @@ main(int argc, char **argv)
 		return verify(o.verify);
 	argc -= optind;
 	argv += optind;
+	pf_set_inputs(argc, (const char *const *)argv);
 	if ((R = calloc(1, sizeof(*R))) == NULL) {
 		pf_warn("out of memory");
 		goto out;
@@ -3260,7 +3258,7 @@ main(int argc, char **argv)
 			r = 1;
 	if (r == 1)
 		goto out;
-	if (prepare_dir(&o, argc, argv) == -1)
+	if (prepare_dir(&o) == -1)
 		goto out;
 	/* from here a failure removes what the run made */
 	partial = 1;

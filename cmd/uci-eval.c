@@ -1678,6 +1678,7 @@ main(int argc, char **argv)
 	R.nfiles = argc - optind;
 	R.in_fd = -1;
 	R.status = PF_EXIT_OK;
+	pf_add_input(o.cache_file);	/* read, and appended to */
 	if ((fd = pf_open_output(o.out.output, o.out.force, &compress)) == -1) {
 		pf_warn_output(o.out.output);
 		free((void *)o.pool.options);

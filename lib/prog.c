@@ -148,9 +148,12 @@ ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* pf_set_inputs' operands, and whether pf_open_output refused one. */
+/* pf_set_inputs' operands, pf_add_input's files, and whether
+   pf_open_output refused one. */
 static const char *const *inputs;
 static int ninputs, refused_input;
+static const char *extra[8];
+static int nextra;
 
 void
 pf_set_inputs(int argc, const char *const *argv)
@@ -159,27 +162,86 @@ pf_set_inputs(int argc, const char *const *argv)
 	ninputs = argc;
 }
 
+void
+pf_add_input(const char *path)
+{
+	if (path != NULL && nextra < (int)(sizeof(extra) / sizeof(extra[0])))
+		extra[nextra++] = path;
+}
+
+/* The i-th file the output must not be: the operands, then the others. */
+static const char *
+input_at(int i)
+{
+	return i < ninputs ? inputs[i] : extra[i - ninputs];
+}
+
+/*
+ * A path as it will name a file once made: the real path of its
+ * directory and its last name (a dangling link as its target's), so that
+ * "new.pos" and "./new.pos" compare equal before either exists.  0 / -1.
+ */
+static int
+canon(const char *path, char *buf, size_t len)
+{
+	char link[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
+	const char *base, *slash;
+	ssize_t n;
+	int k;
+
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n > 0) {		/* a link to nothing: where it points */
+		link[n] = '\0';
+		if (link[0] != '/' && (slash = strrchr(path, '/')) != NULL) {
+			k = snprintf(dir, sizeof(dir), "%.*s/%s",
+			    (int)(slash - path), path, link);
+			if (k < 0 || (size_t)k >= sizeof(dir))
+				return -1;
+			memcpy(link, dir, (size_t)k + 1);
+		}
+		path = link;
+	}
+	if ((slash = strrchr(path, '/')) == NULL) {
+		base = path;
+		k = snprintf(dir, sizeof(dir), ".");
+	} else {
+		base = slash + 1;
+		k = snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
+		    (int)(slash - path), path);
+	}
+	if (k < 0 || (size_t)k >= sizeof(dir) || realpath(dir, real) == NULL)
+		return -1;
+	k = snprintf(buf, len, "%s/%s", real, base);
+	return k < 0 || (size_t)k >= len ? -1 : 0;
+}
+
 int
 pf_output_is_input(const char *path)
 {
 	struct stat out, in;
 	int std = ninputs == 0;	/* standard input is read */
 
+	char a[2 * PATH_MAX], b[2 * PATH_MAX];
+
 	if (path == NULL || strcmp(path, "-") == 0)
 		return 0;
 	if (stat(path, &out) == -1) {
 		/* not there yet: made by the open, it would be read back */
-		for (int i = 0; i < ninputs; i++)
-			if (strcmp(inputs[i], path) == 0)
+		if (canon(path, a, sizeof(a)) == -1)
+			return 0;
+		for (int i = 0; i < ninputs + nextra; i++)
+			if (stat(input_at(i), &in) == -1 &&
+			    canon(input_at(i), b, sizeof(b)) == 0 &&
+			    strcmp(a, b) == 0)
 				return 1;
 		return 0;
 	}
 	if (!S_ISREG(out.st_mode))
 		return 0;
-	for (int i = 0; i < ninputs; i++) {
-		if (strcmp(inputs[i], "-") == 0)
+	for (int i = 0; i < ninputs + nextra; i++) {
+		if (strcmp(input_at(i), "-") == 0)
 			std = 1;
-		else if (stat(inputs[i], &in) == 0 &&
+		else if (stat(input_at(i), &in) == 0 &&
 		    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
 			return 1;
 	}
@@ -282,7 +344,7 @@ uint64_t
 pf_strtosize(const char *s, uint64_t min, uint64_t max, const char **errstr)
 {
 	char num[32];
-	size_t n = strlen(s);
+	size_t n = strlen(s), i, dots = 0, digits = 0;
 	double v, unit = 1;
 
 	*errstr = NULL;
@@ -292,7 +354,15 @@ pf_strtosize(const char *s, uint64_t min, uint64_t max, const char **errstr)
 		    1024.0 * 1024 * 1024;
 		n--;
 	}
-	if (n == 0 || n >= sizeof(num) || strspn(s, "0123456789.") != n) {
+	for (i = 0; i < n; i++) {	/* digits, with at most one '.' */
+		if (s[i] == '.')
+			dots++;
+		else if (isdigit((unsigned char)s[i]))
+			digits++;
+		else
+			break;
+	}
+	if (i < n || dots > 1 || digits == 0 || n >= sizeof(num)) {
 		*errstr = "not a size (a number, then k, m or g)";
 		return 0;
 	}

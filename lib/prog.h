@@ -62,6 +62,9 @@ uint64_t pf_strtosize(const char *s, uint64_t min, uint64_t max,
  * options, a tool with its own option loop calls this.  Kept, not copied.
  */
 void	pf_set_inputs(int argc, const char *const *argv);
+/* A file besides the operands that the output must not be (a cache, a
+   curve read from an option; up to 8; kept, not copied). */
+void	pf_add_input(const char *path);
 /* 1 when path is an existing file that is one of those inputs (the same
    file under any name), which opening it for output would destroy, or
    names one that is not there yet (the open would make it). */

@@ -528,6 +528,47 @@ endless() {
 	assert_failure 1
 	assert_output "softtarget: new.pos: is also an input (give the output another name)"
 	[ ! -e new.pos ]
+	# the same, by another path or through a link to nothing
+	run softtarget -o ./new.pos new.pos
+	assert_failure 1
+	[ ! -e new.pos ]
+	ln -s new2.pos dl.pos
+	run softtarget -o new2.pos dl.pos
+	assert_failure 1
+	[ ! -e new2.pos ]
+	# files an option reads, or writes beside -o
+	cp x.pos orig
+	run repair-mark --book x.pos -o /dev/null x.pos
+	assert_failure 1
+	assert_output "repair-mark: --book x.pos: is also an input (give the output another name)"
+	cmp orig x.pos
+	uci-eval -d 1 -j 1 -e "$FAKE" --cache c.cache x.pos -o /dev/null 2>/dev/null
+	cp c.cache c.orig
+	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.cache x.pos -o c.cache
+	assert_failure 1
+	assert_output "uci-eval: c.cache: is also an input (give the output another name)"
+	cmp c.orig c.cache
+	printf '2-32 1\n' > curve.txt
+	cp curve.txt c.txt
+	run posfilter --piece-curve curve.txt -o curve.txt '' x.pos
+	assert_failure 1
+	cmp c.txt curve.txt
+	run posstat -o r.txt --html r.txt x.pos
+	assert_failure 2
+	assert_output "posstat: --html r.txt: the same file as the text report (-o)"
+	# shard: a shard it would replace, as an operand or standard input
+	shard -o S x.pos 2>/dev/null
+	cp S/train-00000.pos.zst t.orig
+	for how in operand stdin; do
+		if [ $how = operand ]; then
+			run shard -f -o S S/train-00000.pos.zst
+		else
+			run shard -f -o S - < S/train-00000.pos.zst
+		fi
+		assert_failure 1
+		assert_output "shard: S/train-00000.pos.zst: an input is a file this run would replace"
+		cmp t.orig S/train-00000.pos.zst
+	done
 	# another file, and a pipe, are written as ever
 	run softtarget -o other.pos x.pos
 	assert_success

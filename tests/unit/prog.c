@@ -79,7 +79,9 @@ main(void)
 	CHECK(size("lots", 0, 99, 0, SIZE) && size(" 5", 0, 99, 0,
 	    SIZE) && size("1e3", 0, 9999, 0, SIZE) &&
 	    size("0x10", 0, 99, 0, SIZE) && size("", 0, 99, 0,
-	    SIZE) && size("M", 0, 99, 0, SIZE),
+	    SIZE) && size("M", 0, 99, 0, SIZE) &&
+	    size("1.2.3", 0, 99, 0, SIZE) && size(".", 0, 99, 0, SIZE) &&
+	    size("1..2M", 0, 1ull << 40, 0, SIZE),
 	    "sizes that are not numbers are invalid");
 	CHECK(size("1K", 16384, 1ull << 40, 0, "too small") &&
 	    size("2G", 0, 1ull << 30, 0, "too large"),
