@@ -193,14 +193,15 @@ cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
 	-z -o $@.part $<
 
 # The variables each stage's files depend on (besides those of the stages
-# before it).  GAMES_FILES: each GAMES file's size and modification time,
-# so that a file changed under the same name is split again.  Where a
-# file cannot be seen (a cluster node without the games, which runs only
-# later stages) the split's recorded value stands: no change.
+# before it).  GAMES_FILES: the size and modification time of each GAMES
+# file (of each file under a GAMES directory), so that a file changed
+# under the same name is split again.  Where a file cannot be seen (a
+# cluster node without the games, which runs only later stages) the
+# split's recorded value stands: no change.
 GAMES_FILES := $(shell s=$$(for f in $(foreach f,$(GAMES),$(call q,$(f))); \
-	do stat -L -c '%s@%Y' -- "$$f" 2>/dev/null || exit 1; done) && \
-	echo $$s || sed -n 's/^GAMES_FILES=//p' $(OUT)/chunks/.settings \
-	2>/dev/null)
+	do [ -e "$$f" ] && find -L "$$f" -type f -printf '%s@%T@\n' | sort \
+	|| exit 1; done) && echo $$s || sed -n 's/^GAMES_FILES=//p' \
+	$(OUT)/chunks/.settings 2>/dev/null)
 VARS_chunks := GAMES GAMES_FILES CHUNK PGN2POS
 VARS_filtered := FILTER SAMPLE $(if $(strip $(SAMPLE)),SEED)
 VARS_evaluated := DEPTH NODES SHALLOW MULTIPV KEEP_DEPTHS TAIL ENGINE HASH UCI

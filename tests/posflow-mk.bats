@@ -141,7 +141,7 @@ setup_file() {
 	[ "$(jq .records_in plain/shards/manifest.json)" -eq "$n" ]
 }
 
-@test "a GAMES file changed under its name (games added, a download mended) is split again, and every stage after it made again" {
+@test "a GAMES file changed under its name (games added, a download mended; a file in a GAMES directory) is split again, and every stage after it made again" {
 	cd "$BATS_FILE_TMPDIR"
 	rm -rf grow
 	cp "$TESTDATA/lichess_db_10k.pgn" mine.pgn
@@ -164,6 +164,17 @@ setup_file() {
 	assert_success
 	assert_output --partial "posflow.mk: chunks: the settings changed"
 	[ "$(jq .records_in grow/shards/manifest.json)" -eq "$(pgn2pos mine.pgn 2>/dev/null | posdump -c | cut -d' ' -f1)" ]
+	# a file grown in a GAMES directory
+	rm -rf gd
+	mkdir gd
+	cp "$TESTDATA/lichess_db_10k.pgn" gd/a.pgn
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES=gd CHUNK=20 OUT=grow-d
+	assert_success
+	cat "$GAMES" >> gd/a.pgn
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES=gd CHUNK=20 OUT=grow-d
+	assert_success
+	assert_output --partial "posflow.mk: chunks: the settings changed"
+	[ "$(jq .records_in grow-d/shards/manifest.json)" -eq "$(pgn2pos gd 2>/dev/null | posdump -c | cut -d' ' -f1)" ]
 	# a file cut short, then mended: the split of the whole
 	gzip -c mine.pgn > full.gz
 	head -c $(( $(stat -c %s full.gz) / 2 )) full.gz > g.pgn.gz
