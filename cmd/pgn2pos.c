@@ -612,10 +612,25 @@ chunks_inputs(const char *dir, int argc, char **argv)
 		goto nomem;
 	for (int i = 0; i == 0 || i < argc; i++) {
 		const char *f = argc ? argv[i] : "-";
+		char **paths = NULL, **why = NULL, err[256];
+		size_t n = 0;
 
-		if (strcmp(f, "-") != 0 && stat(f, &sb) == 0)
-			fprintf(fp, "%s\t%lld\t%lld\n", f, (long long)sb.st_size,
-			    (long long)sb.st_mtime);
+		/* a directory: every file under it */
+		if (strcmp(f, "-") != 0 && stat(f, &sb) == 0 &&
+		    S_ISDIR(sb.st_mode) && pf_input_dir_files(f, &paths, &why,
+		    &n, err, sizeof(err)) == 0) {
+			for (size_t k = 0; k < n; k++)
+				if (stat(paths[k], &sb) == 0)
+					fprintf(fp, "%s\t%lld\t%lld.%09ld\n",
+					    paths[k], (long long)sb.st_size,
+					    (long long)sb.st_mtim.tv_sec,
+					    sb.st_mtim.tv_nsec);
+			pf_input_free_paths(paths, n);
+			pf_input_free_paths(why, n);
+		} else if (strcmp(f, "-") != 0 && stat(f, &sb) == 0)
+			fprintf(fp, "%s\t%lld\t%lld.%09ld\n", f,
+			    (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+			    sb.st_mtim.tv_nsec);
 		else
 			fprintf(fp, "%s\n", f);
 	}

@@ -1277,6 +1277,15 @@ pgn2pos: 5 games read, 1 kept (0 truncated), 4 skipped (4 invalid FEN); 1 positi
 	run pgn2pos --chunks 40 -o ch grow.pgn
 	assert_success
 	cmp <(posdump --json all.pos) <(cat ch/chunk-*.pos | posdump --json)
+	# the same for a file in a directory operand
+	rm -rf ch gdir
+	mkdir gdir
+	head -c $(( $(stat -c %s g.pgn) * 6 / 10 )) g.pgn > gdir/a.pgn
+	pgn2pos --chunks 40 -o ch gdir 2>/dev/null
+	cp g.pgn gdir/a.pgn
+	run pgn2pos --chunks 40 -o ch gdir
+	assert_failure 1
+	assert_output --partial "ch: holds chunks of other inputs"
 	# a directory loop is left out alike on every run: no stop
 	rm -rf ch d
 	mkdir d
