@@ -199,7 +199,7 @@ need_cluster() {
 	[[ ! "$(field "$sid" StartTime)" < "$last_end" ]]
 	grep -q 'posflow-slurm: job .*: shards' sl/slurm/shards-"$sid".out
 	# and made no chunk's stages itself: the array's tasks did
-	grep -q '/shard --seed' sl/slurm/shards-"$sid".out
+	grep -q '/shard -f --seed' sl/slurm/shards-"$sid".out
 	[ "$(grep -c -E '/(posfilter|uci-eval|softtarget|pqr-sample) ' sl/slurm/shards-"$sid".out)" -eq 0 ]
 }
 
