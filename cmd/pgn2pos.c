@@ -589,8 +589,9 @@ chunk_close(struct state *st)
 }
 
 /*
- * --chunks: the chunks in dir are of these inputs.  Their names, sizes and
- * modification times are kept in dir/.inputs; a rerun on inputs that
+ * --chunks: the chunks in dir are of these inputs.  Their real paths,
+ * sizes and modification times are kept in dir/.inputs (standard input
+ * only by its name: it cannot be checked); a rerun on inputs that
  * changed since (a file grown or replaced) would take chunks of the old
  * ones for its own, so where chunks are there and .inputs names other
  * inputs the run is refused.  A run stopped by an input error removes
@@ -612,8 +613,12 @@ chunks_inputs(const char *dir, int argc, char **argv)
 		goto nomem;
 	for (int i = 0; i == 0 || i < argc; i++) {
 		const char *f = argc ? argv[i] : "-";
-		char **paths = NULL, **why = NULL, err[256];
+		char **paths = NULL, **why = NULL, err[256], real[PATH_MAX];
 		size_t n = 0;
+
+		/* named as the file it is: "./g.pgn" is "g.pgn" */
+		if (strcmp(f, "-") != 0 && realpath(f, real) != NULL)
+			f = real;
 
 		/* a directory: every file under it */
 		if (strcmp(f, "-") != 0 && stat(f, &sb) == 0 &&

@@ -765,8 +765,10 @@ out_open(struct outfile *o, const char *path)
 		return 0;
 	}
 	/* A device or a pipe is written as it is: only a regular file is
-	   written under a temporary name and renamed over. */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	   written under a temporary name and renamed over.  So is a link
+	   (the rename would replace the link, not write where it points). */
+	if ((lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) ||
+	    (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
 		if ((o->fp = fopen(path, "w")) == NULL) {
 			pf_warn("%s", path);
 			return -1;

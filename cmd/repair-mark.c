@@ -920,10 +920,16 @@ main(int argc, char **argv)
 	argv += optind;
 	memset(&R, 0, sizeof(R));
 	R.o = &o;
-	/* the book is written too: never over an input */
+	/* the book is written too: never over an input, nor -o */
 	if (pf_output_is_input(o.book)) {
 		pf_warnx("--book %s: %s", o.book, PF_OUTPUT_IS_INPUT);
 		return PF_EXIT_DATA;
+	}
+	pf_add_input(o.book);
+	if (o.book != NULL && pf_output_is_input(o.out.output)) {
+		pf_warnx("-o %s: the same file as --book %s", o.out.output,
+		    o.book);
+		return PF_EXIT_USAGE;
 	}
 	if (pf_filter_open(&R.f, o.out.output, o.out.force,
 	    o.out.zstd) == -1)

@@ -230,7 +230,8 @@ pf_output_is_input(const char *path)
 		if (canon(path, a, sizeof(a)) == -1)
 			return 0;
 		for (int i = 0; i < ninputs + nextra; i++)
-			if (stat(input_at(i), &in) == -1 &&
+			if (strcmp(input_at(i), "-") != 0 &&
+			    stat(input_at(i), &in) == -1 &&
 			    canon(input_at(i), b, sizeof(b)) == 0 &&
 			    strcmp(a, b) == 0)
 				return 1;

@@ -194,12 +194,13 @@ cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
 
 # The variables each stage's files depend on (besides those of the stages
 # before it).  GAMES_FILES: the size and modification time of each GAMES
-# file (of each file under a GAMES directory), so that a file changed
-# under the same name is split again.  Where a file cannot be seen (a
+# file (and the name of each file under a GAMES directory), so that a
+# file changed under the same name, or added, removed or renamed in a
+# directory, is split again.  Where a file cannot be seen (a
 # cluster node without the games, which runs only later stages) the
 # split's recorded value stands: no change.
 GAMES_FILES := $(shell s=$$(for f in $(foreach f,$(GAMES),$(call q,$(f))); \
-	do [ -e "$$f" ] && find -L "$$f" -type f -printf '%s@%T@\n' | sort \
+	do [ -e "$$f" ] && find -L "$$f" -type f -printf '%P@%s@%T@\n' | sort \
 	|| exit 1; done) && echo $$s || sed -n 's/^GAMES_FILES=//p' \
 	$(OUT)/chunks/.settings 2>/dev/null)
 VARS_chunks := GAMES GAMES_FILES CHUNK PGN2POS

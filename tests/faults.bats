@@ -556,6 +556,18 @@ endless() {
 	run posstat -o r.txt --html r.txt x.pos
 	assert_failure 2
 	assert_output "posstat: --html r.txt: the same file as the text report (-o)"
+	run repair-mark --book b.txt -o ./b.txt x.pos
+	assert_failure 2
+	assert_output "repair-mark: -o ./b.txt: the same file as --book b.txt"
+	# standard input is no file named "-"; a link is written through
+	run softtarget -o ./- - < x.pos
+	assert_success
+	cmp <(posdump ./-) <(posdump x.pos)
+	echo old > target.txt
+	ln -s target.txt report.lnk
+	run posstat -o report.lnk x.pos
+	assert_success
+	[ -L report.lnk ] && grep -q "all records" target.txt
 	# shard: a shard it would replace, as an operand or standard input
 	shard -o S x.pos 2>/dev/null
 	cp S/train-00000.pos.zst t.orig
