@@ -180,12 +180,15 @@ pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id,
 	if (pf_sf_unscore(e->score, &v.score_kind, &v.score) == -1)
 		return 1;
 	/* "mated now" where there is a move (a huge negative centipawn
-	   score of a bullet format, say): mated in 1 at the soonest */
+	   score of a bullet format, say): mated in 1 at the soonest; where
+	   there is none and no check, stalemate: a draw */
 	if (v.score_kind == PF_SCORE_MATE && v.score == 0) {
 		pf_move moves[PF_MAX_MOVES];
 
 		if (pf_gen_legal(&e->board, moves) > 0)
 			v.score = -1;
+		else if (!pf_in_check(&e->board))
+			v.score_kind = PF_SCORE_CP;	/* score 0 */
 	}
 	if (pf_eval_encode(&v, ext) == -1)
 		return -1;

@@ -97,9 +97,12 @@ no_fullmove() {
 	# -32000 is mated now where the side to move has no move
 	printf 'fen %s\nmove 0000\nscore -32000\nply 4\nresult -1\ne\n' \
 	    'rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3' > mated.plain
+	printf 'fen %s\nmove 0000\nscore -32000\nply 0\nresult 0\ne\n' \
+	    'k7/8/1Q6/8/8/8/8/K7 b - - 0 1' >> mated.plain
 	run posimport -F plain mated.plain -o mated.pos
 	assert_success
-	[ "$(scores mated.pos)" = "mate:0 " ] || fail "$(scores mated.pos)"
+	# and stalemate is a draw
+	[ "$(scores mated.pos)" = "mate:0 cp:0 " ] || fail "$(scores mated.pos)"
 	# the loader gives no score (NaN) for them, and exports skip them
 	run "$PY" -c 'import posflow, numpy; s = numpy.concatenate([b["score"] for b in posflow.batches("edge.pos")]); print(int(numpy.isnan(s).sum()), s[5] > 0, s[6] < 0)'
 	assert_output "5 True True"
