@@ -1622,10 +1622,10 @@ loop(struct run *R)
  * The engine setup in the cache key.  A tail's kind and limit are part of
  * it (a hybrid result is another search than the plain one of the same
  * limit and -m); without a tail the key is what it always was, so
- * existing cache files still hit.  Tables of a nodes or movetime limit
+ * existing cache files still hit.  Results of a nodes or movetime limit
  * are keyed apart from those cached before uci-eval left out the lines
- * printed after the limit (pf_uci_search_limit), which now and then made
- * a table one depth too deep: those are not served.
+ * printed after the limit (pf_uci_search_limit), which made tables and
+ * evaluations one depth too deep: those are not served.
  */
 static uint64_t
 setup_hash(const struct opts *o)
@@ -1638,8 +1638,7 @@ setup_hash(const struct opts *o)
 	for (int i = 0; i < o->pool.noptions; i++)
 		XXH64_update(&st, o->pool.options[i],
 		    strlen(o->pool.options[i]) + 1);
-	if (o->multipv != 0 && (o->limit_kind != PF_LIMIT_DEPTH ||
-	    o->tail_kind == PF_LIMIT_NODES))
+	if (o->limit_kind != PF_LIMIT_DEPTH || o->tail_kind == PF_LIMIT_NODES)
 		XXH64_update(&st, "\0no lines after the limit", 25);
 	if (o->tail_kind != PF_LIMIT_NONE) {
 		memcpy(tail, "\0tail\0\0", 8);

@@ -921,7 +921,7 @@ pf_uci_search_begin(pf_uci_search *s, const pf_board *b, int multipv,
 	s->nallowed = 0;
 	s->keep_depths = keep_depths;
 	s->stop_nodes = s->stop_ms = 0;
-	s->have_best = 0;
+	s->have_best = s->have_done = s->best_cut = 0;
 	s->bestmove = PF_MOVE_NONE;
 	s->tab_depth = -1;
 	s->tab_seen = 0;
@@ -1038,7 +1038,7 @@ search_info(pf_uci_search *s, const char *line)
 {
 	pf_uci_info in;
 	pf_uci_pvline pl;
-	int r, idx;
+	int r, idx, cut;
 
 	r = pf_uci_parse_info(line, &in);
 	if (r == -1)
@@ -1068,17 +1068,21 @@ search_info(pf_uci_search *s, const char *line)
 	}
 	if (in.bound)
 		return 0;	/* neither the eval nor a table uses it */
+	/* printed after the limit stopped the search: a cut-short iteration */
+	cut = (s->stop_nodes > 0 && (in.has & PF_UCI_HAS_NODES) &&
+	    in.nodes >= s->stop_nodes) || (s->stop_ms > 0 &&
+	    (in.has & PF_UCI_HAS_TIME) && in.time_ms >= s->stop_ms);
 	if (idx == 1) {
 		s->best = pl;
 		s->have_best = 1;
+		s->best_cut = cut;
+		if (!cut) {
+			s->done = pl;
+			s->have_done = 1;
+		}
 	}
 	if (idx > s->want || pl.pv_len == 0 || in.depth < s->tab_depth ||
-	    !allowed(s, pl.pv[0]))
-		return 0;
-	/* printed after the limit stopped the search: a cut-short iteration */
-	if ((s->stop_nodes > 0 && (in.has & PF_UCI_HAS_NODES) &&
-	    in.nodes >= s->stop_nodes) || (s->stop_ms > 0 &&
-	    (in.has & PF_UCI_HAS_TIME) && in.time_ms >= s->stop_ms))
+	    !allowed(s, pl.pv[0]) || cut)
 		return 0;
 	if (in.depth > s->tab_depth) {
 		s->tab_depth = in.depth;
@@ -1133,11 +1137,9 @@ pf_uci_search_line(pf_uci_search *s, const char *line)
 	return 1;
 }
 
-void
-pf_uci_search_eval(const pf_uci_search *s, pf_eval *e)
+static void
+fill_eval(const pf_uci_search *s, const pf_uci_pvline *b, pf_eval *e)
 {
-	const pf_uci_pvline *b = &s->best;
-
 	e->score_kind = b->score_kind;
 	e->score = b->score;
 	e->flags = (uint8_t)((e->flags & ~(PF_EVF_WDL | PF_EVF_LOWER |
@@ -1151,6 +1153,29 @@ pf_uci_search_eval(const pf_uci_search *s, pf_eval *e)
 	e->pv_len = b->pv_len;
 	memcpy(e->pv, b->pv, (size_t)b->pv_len * sizeof(b->pv[0]));
 }
+
+void
+pf_uci_search_eval(const pf_uci_search *s, pf_eval *e)
+{
+	const pf_uci_pvline *b = &s->best;
+
+	/* The cut iteration's line giving the score and move of the last
+	   complete one again (Stockfish's moves not searched again keep
+	   their scores and take the new depth): the complete one, at its
+	   depth, with the nodes and time of the whole search. */
+	if (s->best_cut && s->have_done && b->score_kind ==
+	    s->done.score_kind && b->score == s->done.score &&
+	    b->pv_len > 0 && s->done.pv_len > 0 && b->pv[0] == s->done.pv[0]) {
+		pf_uci_pvline d = s->done;
+
+		d.nodes = b->nodes;
+		d.time_ms = b->time_ms;
+		fill_eval(s, &d, e);
+		return;
+	}
+	fill_eval(s, b, e);
+}
+
 
 /* The engine to run: given, $POSFLOW_ENGINE, stockfish on $PATH, or
    Debian's /usr/games/stockfish. */

@@ -211,6 +211,9 @@ typedef struct pf_uci_search {
 	pf_move allowed[PF_MAX_MOVES];
 	int have_best;
 	pf_uci_pvline best;		/* last unbounded multipv-1 line */
+	int best_cut;			/* it came after the limit */
+	int have_done;
+	pf_uci_pvline done;		/* the last one before the limit */
 	pf_move bestmove;
 	int tab_depth;			/* depth of the table being filled */
 	int tab_seen;
@@ -247,7 +250,9 @@ void	pf_uci_search_restrict(pf_uci_search *s, const pf_move *moves, int n);
  * iteration it cut short, and is left out of the tables: Stockfish
  * prints the stopped iteration's lines at its depth, the moves it had not
  * searched again with their scores of the depth before.  The evaluation
- * still takes the engine's last line, as its bestmove does.
+ * still takes the engine's last line, as its bestmove does, unless that
+ * line gives the score and first move of the last one before the limit
+ * again: that one then, at its depth (see pf_uci_search_eval).
  */
 void	pf_uci_search_limit(pf_uci_search *s, int kind, uint64_t limit);
 /*
@@ -258,8 +263,12 @@ void	pf_uci_search_limit(pf_uci_search *s, int kind, uint64_t limit);
 int	pf_uci_search_line(pf_uci_search *s, const char *line);
 /*
  * Fill the engine-reported fields of e (score, W/D/L, depth, seldepth,
- * best move, nodes, time, pv) from a finished search.  The caller sets
- * source, limit, multipv and engine.
+ * best move, nodes, time, pv) from a finished search: its last unbounded
+ * line, or, when that came after a nodes or movetime limit and gives the
+ * score and first move of the last line before it again (Stockfish
+ * reports the moves it had not searched again at the new depth with their
+ * old scores), that line, at its depth, with the nodes and time of the
+ * whole search.  The caller sets source, limit, multipv and engine.
  */
 void	pf_uci_search_eval(const pf_uci_search *s, pf_eval *e);
 

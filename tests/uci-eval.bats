@@ -172,7 +172,7 @@ final_tables() {
 	    select(.type == "movescores" and (.intermediate | not))][0]'
 }
 
-@test "--nodes: the table is the last depth completed before the limit, never the lines Stockfish prints for the iteration it cut short" {
+@test "--nodes: the table and the evaluation are of the last depth completed before the limit, never the lines Stockfish prints for the iteration it cut short" {
 	# Stockfish prints the cut iteration's lines at its depth, the moves
 	# not yet searched again with the scores of the depth before.  A
 	# limit one node past the end of depth D stops the search as D + 1
@@ -193,6 +193,19 @@ final_tables() {
 		# the final table first, then every shallower depth once, in order
 		posdump --json "n$D.pos" | jq -r '.exts[] | select(.type == "movescores") | .depth' > depths
 		[ "$(seq 1 "$D" | sed "1i $D" | sed '$d')" = "$(cat depths)" ] || fail "depths: $(cat depths)"
+	done
+	# one PV: the evaluation of a search so cut is depth D's, at depth D
+	# (Stockfish repeats it at D + 1), with the nodes of the whole search
+	for D in 4 5 6 7 8; do
+		rm -f replies
+		uci-eval -d "$D" -j 1 --cache-mem 0 -e "$PWD/sf.sh" in.pos -o "e$D.pos" 2>/dev/null
+		n=$(grep " depth $D .* multipv 1 " replies | grep -v bound | tail -n 1 |
+		    sed 's/.* nodes \([0-9]*\).*/\1/')
+		run uci-eval -n $((n + 1)) -j 1 --cache-mem 0 -e "$SF" in.pos -o "m$D.pos"
+		assert_success
+		ev() { posdump --json "$1" | jq -c '[.exts[] | select(.type == "eval")][0] | [.depth, .score, .pv]'; }
+		[ "$(ev "m$D.pos")" = "$(ev "e$D.pos")" ] || fail "nodes $((n + 1)): $(ev "m$D.pos"), not $(ev "e$D.pos")"
+		[ "$(posdump --json "m$D.pos" | jq '[.exts[] | select(.type == "eval")][0].nodes')" -gt "$n" ]
 	done
 }
 

@@ -199,11 +199,11 @@ test_search(void)
 	static const struct {
 		int kind;
 		uint64_t limit;
-		int depth;
+		int depth, eval_depth;
 	} cuts[] = {
-		{ PF_LIMIT_NODES, 300, 2 }, { PF_LIMIT_NODES, 310, 2 },
-		{ PF_LIMIT_NODES, 311, 3 }, { PF_LIMIT_MOVETIME, 3, 2 },
-		{ PF_LIMIT_MOVETIME, 2, 1 }, { PF_LIMIT_DEPTH, 3, 3 }
+		{ PF_LIMIT_NODES, 300, 2, 2 }, { PF_LIMIT_NODES, 310, 2, 2 },
+		{ PF_LIMIT_NODES, 311, 3, 2 }, { PF_LIMIT_MOVETIME, 3, 2, 2 },
+		{ PF_LIMIT_MOVETIME, 2, 1, 1 }, { PF_LIMIT_DEPTH, 3, 3, 2 }
 	};
 	for (size_t k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++) {
 		pf_board_startpos(&b);
@@ -216,12 +216,46 @@ test_search(void)
 		CHECK(r == 1 && s->have_table &&
 		    s->table.depth == cuts[k].depth &&
 		    s->hist[s->nhist - 1].depth == cuts[k].depth &&
-		    s->table_faults == 0 && e.depth == 2 &&
+		    s->table_faults == 0 && e.depth == cuts[k].eval_depth &&
 		    e.score == 18, "limit %d:%llu: the table of depth %d, "
 		    "not of the lines printed after the limit (table %d, "
 		    "%d tables kept, %u faults; eval depth %u)", cuts[k].kind,
 		    (unsigned long long)cuts[k].limit, cuts[k].depth,
 		    s->table.depth, s->nhist, s->table_faults, e.depth);
+		pf_uci_search_free(s);
+	}
+
+	/*
+	 * The evaluation: Stockfish stopped by a nodes limit as depth 7
+	 * begins repeats depth 6's line at depth 7 (its move not searched
+	 * again keeps its score): depth 6's line, with the whole search's
+	 * nodes.  A new score or move at depth 7 is the engine's, kept.
+	 */
+	static const char *again[] = {
+		"info depth 6 seldepth 7 multipv 1 score cp 30 nodes 15990 "
+		    "time 13 pv g1f3 b8c6",
+		"info depth 7 seldepth 8 multipv 1 score cp 30 nodes 16065 "
+		    "time 13 pv g1f3 b8c6",
+		"bestmove g1f3",
+		NULL
+	};
+	for (int k = 0; k < 2; k++) {
+		pf_board_from_fen(&b, "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/"
+		    "RNBQKBNR w KQkq - 0 2", NULL, 0);
+		s = pf_uci_search_new();
+		pf_uci_search_begin(s, &b, 1, 0);
+		pf_uci_search_limit(s, PF_LIMIT_NODES, 16051);
+		for (int i = 0; again[i] != NULL; i++)
+			r = pf_uci_search_line(s, k == 1 && i == 1 ?
+			    "info depth 7 seldepth 8 multipv 1 score cp 41 "
+			    "nodes 16065 time 13 pv g1f3 b8c6" : again[i]);
+		pf_uci_search_eval(s, &e);
+		CHECK(r == 1 && e.depth == (k == 0 ? 6 : 7) && e.seldepth ==
+		    (k == 0 ? 7 : 8) && e.score == (k == 0 ? 30 : 41) &&
+		    e.nodes == 16065, "after the limit, %s: depth %u (score "
+		    "%d, nodes %llu)", k == 0 ? "the line before again" :
+		    "a new score", e.depth, e.score,
+		    (unsigned long long)e.nodes);
 		pf_uci_search_free(s);
 	}
 
