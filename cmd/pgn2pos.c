@@ -95,7 +95,7 @@ struct state {
 	   already there), its file under a temporary name, then final */
 	long chunk;			/* -1: none open */
 	int chunks_stopped;		/* after an input error: no more */
-	uint64_t chunk_positions;	/* in the chunk being written */
+	uint64_t chunk_pos0;		/* positions before that chunk */
 	int chunk_fd;
 	char chunk_tmp[4096], chunk_final[4096];
 	uint64_t chunks_written, chunks_there;
@@ -313,7 +313,6 @@ emit(struct state *st, const pf_record *rec, const uint8_t *pos,
 	st->pend_len += len;
 	st->pend_n++;
 	st->positions++;
-	st->chunk_positions++;
 	return 0;
 }
 
@@ -695,7 +694,7 @@ chunks_stop(struct state *st)
 			st->w = NULL;
 			close(st->chunk_fd);
 			unlink(st->chunk_tmp);
-			st->positions -= st->chunk_positions;
+			st->positions = st->chunk_pos0;
 		}
 		/* the chunks kept hold games before the error, whatever the
 		   mended input: a rerun takes them (chunks_inputs) */
@@ -740,7 +739,7 @@ chunk_open(struct state *st, long k)
 	if (chunk_close(st) == -1)
 		return -1;
 	st->chunk = k;
-	st->chunk_positions = 0;
+	st->chunk_pos0 = st->positions;
 	snprintf(st->chunk_final, sizeof(st->chunk_final),
 	    "%s/chunk-%06ld%s", o->output, k, ext);
 	if (access(st->chunk_final, F_OK) == 0) {
