@@ -1073,13 +1073,14 @@ search_info(pf_uci_search *s, const char *line)
 	    in.nodes >= s->stop_nodes) || (s->stop_ms > 0 &&
 	    (in.has & PF_UCI_HAS_TIME) && in.time_ms >= s->stop_ms);
 	if (idx == 1) {
+		/* the first line after the limit: keep the last one before */
+		if (cut && !s->best_cut && s->have_best) {
+			s->done = s->best;
+			s->have_done = 1;
+		}
 		s->best = pl;
 		s->have_best = 1;
 		s->best_cut = cut;
-		if (!cut) {
-			s->done = pl;
-			s->have_done = 1;
-		}
 	}
 	if (idx > s->want || pl.pv_len == 0 || in.depth < s->tab_depth ||
 	    !allowed(s, pl.pv[0]) || cut)
