@@ -1234,10 +1234,6 @@ main(int argc, char *argv[])
 		}
 		/* one run writes the chunks: held to the exit */
 		if (pf_lock_dir(o.output) == -1) {
-			if (errno == EWOULDBLOCK)
-				pf_warnx("%s: %s", o.output, PF_DIR_LOCKED);
-			else
-				pf_warn("%s", o.output);
 			rc = PF_EXIT_DATA;
 			goto out;
 		}

@@ -2987,13 +2987,8 @@ prepare_dir(const struct opts *o)
 		return -1;
 	}
 	/* one run writes the directory: held to the exit */
-	if (pf_lock_dir(o->dir) == -1) {
-		if (errno == EWOULDBLOCK)
-			pf_warnx("%s: %s", o->dir, PF_DIR_LOCKED);
-		else
-			pf_warn("%s", o->dir);
+	if (pf_lock_dir(o->dir) == -1)
 		return -1;
-	}
 	snprintf(path, sizeof(path), "%s/manifest.json", o->dir);
 	if (!o->force && access(path, F_OK) == 0) {
 		pf_warnx("%s: holds a complete shard set (manifest.json); "

@@ -284,12 +284,20 @@ pf_lock_dir(const char *dir)
 {
 	int fd, e;
 
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		pf_warn("%s", dir);
 		return -1;
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		e = errno;
 		close(fd);
-		errno = e;
+		if (e == EWOULDBLOCK)
+			pf_warnx("%s: in use by another run writing there",
+			    dir);
+		else {
+			errno = e;
+			pf_warn("%s", dir);
+		}
 		return -1;
 	}
 	return fd;

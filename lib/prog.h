@@ -84,11 +84,11 @@ int	pf_open_output(const char *path, int force, int *compress);
 /*
  * Lock directory dir for this run (flock(2) on it, not blocking), so that
  * a second run writing there is refused rather than mixed in.  The fd to
- * keep open while writing (the lock goes with it), or -1 with errno set
- * (EWOULDBLOCK: another run holds it).
+ * keep open while writing (the lock goes with it), or -1 after a message
+ * ("dir: in use by another run writing there", or why it cannot be
+ * opened).
  */
 int	pf_lock_dir(const char *dir);
-#define PF_DIR_LOCKED	"in use by another run writing there"
 
 /*
  * Close the output fd that pf_open_output returned for path (standard
