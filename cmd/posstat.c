@@ -2034,15 +2034,8 @@ main(int argc, char **argv)
 			return PF_EXIT_DATA;
 		}
 	/* the two reports into one file would be neither */
-	if (o.html == NULL)
-		i = 0;
-	else if (o.output == NULL || strcmp(o.output, "-") == 0)
-		i = strcmp(o.html, "-") == 0;
-	else {
-		pf_set_inputs(1, &o.output);
-		i = pf_output_is_input(o.html);
-	}
-	if (i) {
+	if (o.html != NULL && (o.output == NULL || strcmp(o.output, "-") == 0 ?
+	    strcmp(o.html, "-") == 0 : pf_same_file(o.html, o.output))) {
 		pf_warnx("--html %s: the same file as the text report (-o)",
 		    o.html);
 		return PF_EXIT_USAGE;

@@ -925,8 +925,7 @@ main(int argc, char **argv)
 		pf_warnx("--book %s: %s", o.book, PF_OUTPUT_IS_INPUT);
 		return PF_EXIT_DATA;
 	}
-	pf_add_input(o.book);
-	if (o.book != NULL && pf_output_is_input(o.out.output)) {
+	if (pf_same_file(o.book, o.out.output)) {
 		pf_warnx("-o %s: the same file as --book %s", o.out.output,
 		    o.book);
 		return PF_EXIT_USAGE;

@@ -216,6 +216,24 @@ canon(const char *path, char *buf, size_t len)
 }
 
 int
+pf_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char ca[2 * PATH_MAX], cb[2 * PATH_MAX];
+	int ea, eb;
+
+	if (a == NULL || b == NULL || strcmp(a, "-") == 0 ||
+	    strcmp(b, "-") == 0)
+		return 0;
+	ea = stat(a, &sa) == 0;
+	eb = stat(b, &sb) == 0;
+	if (ea && eb)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return !ea && !eb && canon(a, ca, sizeof(ca)) == 0 &&
+	    canon(b, cb, sizeof(cb)) == 0 && strcmp(ca, cb) == 0;
+}
+
+int
 pf_output_is_input(const char *path)
 {
 	struct stat out, in;

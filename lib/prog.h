@@ -69,6 +69,9 @@ void	pf_add_input(const char *path);
    file under any name), which opening it for output would destroy, or
    names one that is not there yet (the open would make it). */
 int	pf_output_is_input(const char *path);
+/* 1 when a and b name one file: the same one, or, neither there yet, one
+   path ("x" and "./x"); "-" and NULL are no file. */
+int	pf_same_file(const char *a, const char *b);
 #define PF_OUTPUT_IS_INPUT \
 	"is also an input (give the output another name)"
 
