@@ -96,6 +96,7 @@ struct state {
 	long chunk;			/* -1: none open */
 	int chunks_stopped;		/* after an input error: no more */
 	uint64_t chunk_pos0;		/* positions before that chunk */
+	char *input_names;		/* the inputs' paths (chunks_inputs) */
 	int chunk_fd;
 	char chunk_tmp[4096], chunk_final[4096];
 	uint64_t chunks_written, chunks_there;
@@ -593,23 +594,45 @@ chunk_close(struct state *st)
  * only by its name: it cannot be checked); a rerun on inputs that
  * changed since (a file grown or replaced) would take chunks of the old
  * ones for its own, so where chunks are there and .inputs names other
- * inputs the run is refused.  A run stopped by an input error removes
- * .inputs (chunks_stop): its chunks hold the games before the error, and
- * a rerun on the mended input takes them.  0, or -1 after a message.
+ * inputs the run is refused.  A run stopped by an input error keeps only
+ * their paths there (chunks_stop): its chunks hold the games before the
+ * error, and a rerun on the same inputs mended takes them.  0, or -1
+ * after a message.
  */
-static int
-chunks_inputs(const char *dir, int argc, char **argv)
+/* One input file in .inputs: its path, size and time; in *names its
+   path alone. */
+static void
+put_input(FILE *fp, FILE *names, const char *path)
 {
+	struct stat sb;
+
+	if (strcmp(path, "-") != 0 && stat(path, &sb) == 0)
+		fprintf(fp, "%s\t%lld\t%lld.%09ld\n", path,
+		    (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+		    sb.st_mtim.tv_nsec);
+	else
+		fprintf(fp, "%s\n", path);
+	fprintf(names, "%s\n", path);
+}
+
+static int
+chunks_inputs(struct state *st, int argc, char **argv)
+{
+	const char *dir = st->o->output;
 	char path[4096], *old = NULL, *now = NULL;
-	size_t len = 0, oldlen = 0;
+	size_t len = 0, oldlen = 0, nlen = 0;
 	struct dirent *de;
 	struct stat sb;
-	FILE *fp;
+	FILE *fp, *names;
 	DIR *d;
 	int chunks = 0, rv = 0;
 
 	if ((fp = open_memstream(&now, &len)) == NULL)
 		goto nomem;
+	if ((names = open_memstream(&st->input_names, &nlen)) == NULL) {
+		fclose(fp);
+		goto nomem;
+	}
 	for (int i = 0; i == 0 || i < argc; i++) {
 		const char *f = argc ? argv[i] : "-";
 		char **paths = NULL, **why = NULL, err[256], real[PATH_MAX];
@@ -618,39 +641,37 @@ chunks_inputs(const char *dir, int argc, char **argv)
 		/* named as the file it is: "./g.pgn" is "g.pgn" */
 		if (strcmp(f, "-") != 0 && realpath(f, real) != NULL)
 			f = real;
-
 		/* a directory: every file under it */
 		if (strcmp(f, "-") != 0 && stat(f, &sb) == 0 &&
 		    S_ISDIR(sb.st_mode) && pf_input_dir_files(f, &paths, &why,
 		    &n, err, sizeof(err)) == 0) {
 			for (size_t k = 0; k < n; k++)
-				if (stat(paths[k], &sb) == 0)
-					fprintf(fp, "%s\t%lld\t%lld.%09ld\n",
-					    paths[k], (long long)sb.st_size,
-					    (long long)sb.st_mtim.tv_sec,
-					    sb.st_mtim.tv_nsec);
+				put_input(fp, names, paths[k]);
 			pf_input_free_paths(paths, n);
 			pf_input_free_paths(why, n);
-		} else if (strcmp(f, "-") != 0 && stat(f, &sb) == 0)
-			fprintf(fp, "%s\t%lld\t%lld.%09ld\n", f,
-			    (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
-			    sb.st_mtim.tv_nsec);
-		else
-			fprintf(fp, "%s\n", f);
+		} else
+			put_input(fp, names, f);
 	}
-	if (fclose(fp) == EOF)
+	if ((fclose(names) == EOF) | (fclose(fp) == EOF))
 		goto nomem;
 	if ((d = opendir(dir)) != NULL) {
 		while ((de = readdir(d)) != NULL)
 			chunks |= strncmp(de->d_name, "chunk-", 6) == 0;
 		closedir(d);
 	}
+	/* a run stopped by an input error kept the names alone: the mended
+	   inputs have other sizes and times */
 	snprintf(path, sizeof(path), "%s/.inputs", dir);
 	if (chunks && (fp = fopen(path, "r")) != NULL) {
 		ssize_t n = getdelim(&old, &oldlen, '\0', fp);
+		int stopped = n >= 8 && memcmp(old, "stopped\n", 8) == 0;
+		const char *o = stopped ? old + 8 : old, *w = stopped ?
+		    st->input_names : now;
+		size_t ol = stopped ? (size_t)n - 8 : (size_t)n, wl = stopped ?
+		    nlen : len;
 
 		fclose(fp);
-		if (n >= 0 && ((size_t)n != len || memcmp(old, now, len) != 0)) {
+		if (n >= 0 && (ol != wl || memcmp(o, w, wl) != 0)) {
 			pf_warnx("%s: holds chunks of other inputs (changed "
 			    "since, by name, size or time: %s): remove them or "
 			    "give another directory", dir, path);
@@ -685,6 +706,7 @@ static int
 chunks_stop(struct state *st)
 {
 	char path[4096];
+	FILE *fp;
 
 	if (st->o->chunks <= 0)
 		return 0;
@@ -696,10 +718,13 @@ chunks_stop(struct state *st)
 			unlink(st->chunk_tmp);
 			st->positions = st->chunk_pos0;
 		}
-		/* the chunks kept hold games before the error, whatever the
-		   mended input: a rerun takes them (chunks_inputs) */
+		/* the chunks kept hold games before the error: a rerun on the
+		   same inputs mended takes them (chunks_inputs) */
 		snprintf(path, sizeof(path), "%s/.inputs", st->o->output);
-		(void)unlink(path);
+		if ((fp = fopen(path, "w")) == NULL ||
+		    fprintf(fp, "stopped\n%s", st->input_names ?
+		    st->input_names : "") < 0 || fclose(fp) == EOF)
+			(void)unlink(path);
 		pf_warnx("%s: chunk %06ld and later not written: after an "
 		    "input error a rerun numbers the games differently (mend "
 		    "the input and run again)", st->o->output, st->chunk < 0 ?
@@ -1237,7 +1262,7 @@ main(int argc, char *argv[])
 			rc = PF_EXIT_DATA;
 			goto out;
 		}
-		if (chunks_inputs(o.output, argc, argv) == -1) {
+		if (chunks_inputs(&st, argc, argv) == -1) {
 			rc = PF_EXIT_DATA;
 			goto out;
 		}
@@ -1307,6 +1332,7 @@ out:
 		unlink(st.chunk_tmp);
 	}
 	pf_writer_free(st.w);
+	free(st.input_names);
 	/* An output file left empty by a failed write is removed (it would
 	   read as a complete empty stream). */
 	if (fd >= 0 && pf_close_output(o.output, fd, st.write_err) == -1 &&

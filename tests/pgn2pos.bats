@@ -1248,6 +1248,10 @@ pgn2pos: 5 games read, 1 kept (0 truncated), 4 skipped (4 invalid FEN); 1 positi
 		! ls -A ch | grep -q part
 		# the summary counts the positions in the chunks written
 		[[ "$stderr" == *"; $(cat ch/chunk-* | posdump -c | cut -d' ' -f1) positions written; $n chunks written"* ]] || fail "$stderr"
+		# other inputs are refused even so
+		run pgn2pos -j "$j" --chunks 40 -o ch g.pgn
+		assert_failure 1
+		assert_output --partial "ch: holds chunks of other inputs"
 		# the input mended: the rerun gives the records of the whole
 		cp full.pgn.gz dl.pgn.gz
 		run pgn2pos -j "$j" --chunks 40 -o ch dl.pgn.gz
