@@ -15,6 +15,7 @@
 #include "evalsel.h"
 #include "ext.h"
 #include "field.h"
+#include "prog.h"
 
 enum {
 	F_PLY, F_MOVE, F_HALFMOVE, F_SIDE, F_RESULT, F_OUTCOME, F_CHECK,
@@ -342,7 +343,7 @@ parse_prim(pf_expr *e)
 		   infinite as a number, above every game id */
 		if (len == 0 || is_name_char((unsigned char)*end, 1) ||
 		    *end == '.' || (hex ? !integer :
-		    strspn(e->p, "0123456789.eE+-") < len) ||
+		    strspn(e->p, PF_DECIMAL_CHARS) < len) ||
 		    (!integer && (errno != 0 || !isfinite(v))))
 			return fail(e, at, "bad number");
 		if ((i = new_node(e, N_NUM)) == -1)

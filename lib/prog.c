@@ -121,7 +121,7 @@ pf_strtod(const char *s, double min, double max, const char **errstr)
 
 	*errstr = "not a decimal number";
 	/* decimal only: strtod would take "0x1p-3", "inf" and "nan" too */
-	if (s == NULL || *s == '\0' || strspn(s, "0123456789.eE+-") !=
+	if (s == NULL || *s == '\0' || strspn(s, PF_DECIMAL_CHARS) !=
 	    strlen(s))
 		return 0;
 	errno = 0;

@@ -44,8 +44,9 @@ long long pf_strtonum(const char *s, long long min, long long max,
 	    const char **errstr);
 /*
  * Same for a finite decimal number in [min, max] ("not a decimal number":
- * no hexadecimal, inf or nan).
+ * no hexadecimal, inf or nan: only PF_DECIMAL_CHARS).
  */
+#define PF_DECIMAL_CHARS	"0123456789.eE+-"
 double	pf_strtod(const char *s, double min, double max, const char **errstr);
 /*
  * A size in bytes: a number of digits and at most one '.', then an
