@@ -883,15 +883,13 @@ static const char *
 repair_class_name(int mode, int cls)
 {
 	static const char *const cand[] = { "not", "candidate" };
-	static const char *const panda[] = { "none", "definite", "maybe_yes",
-	    "maybe_no" };
 
 	if (cls == 4)
 		return "other";
 	if (mode == 1)
 		return cls < 2 ? cand[cls] : "other";
 	if (mode == 2)
-		return panda[cls];
+		return pf_show_panda_class(cls);
 	return cls == 0 ? "zero" : "nonzero";
 }
 

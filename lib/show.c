@@ -82,6 +82,12 @@ static const char *const panda_classes[] = { "none", "definite",
 #define NAME(table, i) \
 	((size_t)(i) < sizeof(table) / sizeof(table[0]) ? table[i] : "unknown")
 
+const char *
+pf_show_panda_class(int cls)
+{
+	return NAME(panda_classes, cls);
+}
+
 
 /* The list is read where it is, so it may be as long as the shell
    allows (names may repeat). */
@@ -556,7 +562,7 @@ show_repair(FILE *fp, int json, const pf_repair *r)
 		    "\"class\":\"%s\",\"original\":%" PRId32 ",\"repaired\":%"
 		    PRId32 ",\"rescored\":%s}" : "repair{mode=panda class=%s "
 		    "original=%" PRId32 " repaired=%" PRId32 " rescored=%s}",
-		    NAME(panda_classes, r->cls), r->original, r->repaired,
+		    pf_show_panda_class(r->cls), r->original, r->repaired,
 		    rescored ? (json ? "true" : "yes") : (json ? "false" :
 		    "no"));
 		break;

@@ -27,6 +27,12 @@ enum pf_show_field {
 	PF_SHOW_PQR, PF_SHOW_MERGE, PF_SHOW_EXT, PF_SHOW_NFIELDS
 };
 
+/*
+ * A Panda class (PF_REPAIR_NONE, ...) by name: "none", "definite",
+ * "maybe-yes", "maybe-no"; "unknown" for any other value.
+ */
+const char *pf_show_panda_class(int cls);
+
 /* "fen", "game", ... as --fields names them. */
 extern const char *const pf_show_field_names[PF_SHOW_NFIELDS];
 

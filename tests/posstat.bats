@@ -226,11 +226,12 @@ kp_fens() {
 	# (candidates, 20 bytes) of class $1
 	cplx() { printf '0101%02x00%048d' "$1" 0; }
 	repair() { printf '01%02x%036d' "$1" 0; }
+	panda() { printf '02%02x%036d' "$1" 0; }
 	cat > in.txt <<-EOF
 	startpos game=1 ply=0 eval=cp:150@depth:5 eval=cp:-20@depth:10 ext=7:$(cplx 5) ext=8:$(repair 1)
 	startpos game=1 ply=1 eval=mate:3@depth:9 ext=7:$(cplx 0) ext=8:$(repair 0)
 	startpos game=1 ply=2 eval=mate:-2@depth:9 ext=7:$(cplx 0)
-	startpos game=1 ply=3 eval=cp:5000@depth:2
+	startpos game=1 ply=3 eval=cp:5000@depth:2 ext=8:$(panda 2)
 	startpos game=1 ply=4
 	EOF
 	"$MKREC" < in.txt > in.pos
@@ -239,7 +240,12 @@ kp_fens() {
 	[ "$(jq '.eval.bins[] | select(.from == -100) | .positions' out.json)" -eq 1 ]
 	[ "$(jq '.eval.bins[-1] | [.from, .positions] | tostring' out.json)" = '"[1000,1]"' ]
 	[ "$(jq -c '.complexity | [.records, .positive, .histogram]' out.json)" = '[3,1,{"0":2,"5":1}]' ]
-	[ "$(jq -c '.repair | [.records, .marked, .by_class]' out.json)" = '[2,1,{"candidates/not":1,"candidates/candidate":1}]' ]
+	[ "$(jq -c '.repair | [.records, .marked, .by_class]' out.json)" = '[3,2,{"candidates/not":1,"candidates/candidate":1,"panda/maybe-yes":1}]' ]
+	# the classes are named as posdump names them
+	posdump in.pos | grep -q 'class=maybe-yes'
+	posstat in.pos | grep -q 'panda/maybe-yes'
+	run posstat in.pos
+	refute_output --partial maybe_yes
 	posstat --html page.html in.pos > /dev/null
 	grep -q '<h2>Complexity</h2>' page.html
 	grep -q '<h2>Repair classes</h2>' page.html
