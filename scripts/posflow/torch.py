@@ -138,14 +138,16 @@ class ShardDataset(torch.utils.data.IterableDataset):
             return
         opts = dict(self.options)
         drop_last = opts.pop("drop_last", False)
-        it = posflow.batches(paths, self.batch_size, stride=stride,
-                             offset=offset, **opts)
         if not self.shuffle or self.shuffle_batches == 1:
-            for b in it:
-                if drop_last and len(b["features"]) < self.batch_size:
-                    return
+            # batches' drop_last: a short batch before damage is dropped
+            # and the error raised, not taken for the end
+            for b in posflow.batches(paths, self.batch_size, stride=stride,
+                                     offset=offset, drop_last=drop_last,
+                                     **opts):
                 yield _tensors(b)
             return
+        it = posflow.batches(paths, self.batch_size, stride=stride,
+                             offset=offset, **opts)
         rng = np.random.default_rng([self.seed, self._current_epoch(),
                                      consumer, 0x5f])
         pool = []

@@ -2,11 +2,17 @@
 
 usage: loader_torch.py epochs DIR     every record once per epoch over
                                       2 ranks x 2 DataLoader workers
+       loader_torch.py damage DIR     a damaged shard in a copy of DIR:
+                                      the error is raised, shuffled or
+                                      not, with drop_last or not
        loader_torch.py train DIR      a linear model on the 768 features
                                       learns: the loss falls
 """
 
+import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -83,6 +89,45 @@ def check_epochs(directory):
           "workers follow set_epoch" % (len(want), nshards))
 
 
+def check_damage(directory):
+    tmp = tempfile.mkdtemp()
+    try:
+        damage(directory, tmp)
+    finally:
+        shutil.rmtree(tmp)
+
+
+def damage(directory, tmp):
+    # a copy of DIR with a byte of its second training shard flipped
+    for name in os.listdir(directory):
+        shutil.copy(os.path.join(directory, name), tmp)
+    bad = posflow.shard_paths(tmp, "train")[1]
+    with open(bad, "r+b") as f:
+        f.seek(os.path.getsize(bad) // 2)
+        c = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([c[0] ^ 0xFF]))
+    for shuffle in (False, True):
+        for drop_last in (False, True):
+            what = "shuffle=%s, drop_last=%s" % (shuffle, drop_last)
+            ds = ShardDataset(tmp, "train", batch_size=50, seed=11,
+                              shuffle=shuffle, drop_last=drop_last,
+                              rank=0, world_size=1)
+            err = None
+            try:
+                for b in torch.utils.data.DataLoader(ds, batch_size=None):
+                    pass
+            except posflow.Error as e:
+                err = str(e)
+            if err is None:
+                fail("%s: no error for the damaged shard" % what)
+            if not err.startswith(bad + ": "):
+                fail("%s: the error does not name the shard: %s"
+                     % (what, err))
+    print("damage: the error named the shard, shuffled or not, with "
+          "drop_last or not")
+
+
 def check_train(directory):
     torch.manual_seed(0)
     model = torch.nn.EmbeddingBag(posflow.feature_count("ALL") + 1, 1,
@@ -119,4 +164,5 @@ def check_train(directory):
 
 
 if __name__ == "__main__":
-    {"epochs": check_epochs, "train": check_train}[sys.argv[1]](sys.argv[2])
+    {"epochs": check_epochs, "damage": check_damage,
+     "train": check_train}[sys.argv[1]](sys.argv[2])
