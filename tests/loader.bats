@@ -178,11 +178,11 @@ except ValueError as e:
 	assert_output --regexp '^epochs: [0-9]+ records once per epoch over 2 ranks x 2 workers \(3 shards\), and over 3 x 3; epochs differ in order; persistent workers follow set_epoch$'
 }
 
-@test "ShardDataset: a damaged shard raises posflow.Error naming it, shuffled or not, with drop_last or not" {
+@test "ShardDataset: a damaged shard: the rows before the damage, then posflow.Error naming it, shuffled or not, with drop_last or not" {
 	"$PY" -c 'import torch' 2>/dev/null || fail "no torch for $PY (Debian: python3-torch)"
 	run "$PY" "$TORCHCHECK" damage "$BATS_FILE_TMPDIR/shards"
 	assert_success
-	assert_output "damage: the error named the shard, shuffled or not, with drop_last or not"
+	assert_output "damage: the rows before the damage, then the error naming the shard, shuffled or not, with drop_last or not"
 }
 
 @test "training: a linear model on the 768 features, fed by ShardDataset, lowers its loss" {

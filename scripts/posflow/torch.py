@@ -151,7 +151,16 @@ class ShardDataset(torch.utils.data.IterableDataset):
         rng = np.random.default_rng([self.seed, self._current_epoch(),
                                      consumer, 0x5f])
         pool = []
-        for b in it:
+        while True:
+            try:
+                b = next(it)
+            except StopIteration:
+                break
+            except posflow.Error:
+                # the rows before the damage first, as posflow.batches
+                if pool:
+                    yield from self._mix(pool, rng, drop_last)
+                raise
             pool.append(b)
             if len(pool) == self.shuffle_batches:
                 yield from self._mix(pool, rng, drop_last)

@@ -3,8 +3,9 @@
 usage: loader_torch.py epochs DIR     every record once per epoch over
                                       2 ranks x 2 DataLoader workers
        loader_torch.py damage DIR     a damaged shard in a copy of DIR:
-                                      the error is raised, shuffled or
-                                      not, with drop_last or not
+                                      the rows before the damage, then
+                                      the error, shuffled or not, with
+                                      drop_last or not
        loader_torch.py train DIR      a linear model on the 768 features
                                       learns: the loss falls
 """
@@ -113,10 +114,17 @@ def damage(directory, tmp):
             ds = ShardDataset(tmp, "train", batch_size=50, seed=11,
                               shuffle=shuffle, drop_last=drop_last,
                               rank=0, world_size=1)
-            err = None
+            # the records before the damage, in this epoch's shard order
+            before = []
+            try:
+                for b in posflow.batches(ds.plan(0, 1)[0], 1000):
+                    before.extend(keys_of(b))
+            except posflow.Error:
+                pass
+            got, err = [], None
             try:
                 for b in torch.utils.data.DataLoader(ds, batch_size=None):
-                    pass
+                    got.extend(keys_of(b))
             except posflow.Error as e:
                 err = str(e)
             if err is None:
@@ -124,8 +132,15 @@ def damage(directory, tmp):
             if not err.startswith(bad + ": "):
                 fail("%s: the error does not name the shard: %s"
                      % (what, err))
-    print("damage: the error named the shard, shuffled or not, with "
-          "drop_last or not")
+            # every row before the damage first (in whole batches with
+            # drop_last)
+            n = len(before) // 50 * 50 if drop_last else len(before)
+            if len(got) != n or not set(got) <= set(before):
+                fail("%s: %d rows before the error, want %d of the %d "
+                     "records before the damage"
+                     % (what, len(got), n, len(before)))
+    print("damage: the rows before the damage, then the error naming the "
+          "shard, shuffled or not, with drop_last or not")
 
 
 def check_train(directory):
