@@ -21,8 +21,15 @@ permutation drawn from (seed, epoch, consumer).
 Ranks: rank and world_size default to torch.distributed's when it is
 initialised, else to the RANK and WORLD_SIZE environment variables, else
 0 and 1.  Tensors have the dtypes of posflow.batches, except game_id:
-int64 with the same 64 bits (torch has no uint64).  The number of batches can differ by one or so between ranks;
-a DistributedDataParallel job that needs equal counts should use
+int64 with the same 64 bits (torch has no uint64).
+
+Consumers get whole shards, so their shares are equal only when C divides
+S (shards of equal size, as shard --shards writes them) or S < C: then
+the number of batches differs by about one per worker between ranks.
+Otherwise some consumers get one shard more than others, and a rank can
+get many more batches than another (S = 3 over 2 ranks without workers:
+two shards against one).  A DistributedDataParallel job needs equal
+counts: write a multiple of world_size * num_workers shards, or use
 drop_last and join() or a fixed number of steps per epoch.
 """
 
@@ -65,8 +72,9 @@ class ShardDataset(torch.utils.data.IterableDataset):
     directory, split: the shard directory (written by shard) and the split
     to read ("train", "val", ...).  batch_size, and every keyword of
     posflow.batches (features, perspective, opposite, policy,
-    policy_width, pqr, eval, drop_last, errors).  seed: the shuffle's seed;
-    shuffle=False reads shards and rows in manifest order.
+    policy_width, pqr, planes, eval, value, drop_last, errors).  seed:
+    the shuffle's seed; shuffle=False reads shards and rows in manifest
+    order.
     shuffle_batches: how many batches a consumer mixes rows across.
     """
 
