@@ -178,11 +178,18 @@ except ValueError as e:
 	assert_output --regexp '^epochs: [0-9]+ records once per epoch over 2 ranks x 2 workers \(3 shards\), and over 3 x 3; epochs differ in order; persistent workers follow set_epoch$'
 }
 
+@test "ShardDataset: with several ranks every rank gets the same number of whole batches, as epoch_batches() says, whatever the shard count" {
+	"$PY" -c 'import torch' 2>/dev/null || fail "no torch for $PY (Debian: python3-torch)"
+	run --separate-stderr "$PY" "$TORCHCHECK" even "$BATS_FILE_TMPDIR/shards"
+	assert_success
+	assert_output "even: equal whole batches on every rank, as epoch_batches() says, over 3 shards"
+}
+
 @test "ShardDataset: a damaged shard: the rows before the damage, then posflow.Error naming it, shuffled or not, with drop_last or not" {
 	"$PY" -c 'import torch' 2>/dev/null || fail "no torch for $PY (Debian: python3-torch)"
 	run "$PY" "$TORCHCHECK" damage "$BATS_FILE_TMPDIR/shards"
 	assert_success
-	assert_output "damage: the rows before the damage, then the error naming the shard, shuffled or not, with drop_last or not"
+	assert_output "damage: the rows before the damage, then the error naming the shard, shuffled or not, with drop_last or not, on 1 and 2 ranks"
 }
 
 @test "training: a linear model on the 768 features, fed by ShardDataset, lowers its loss" {

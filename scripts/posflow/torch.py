@@ -10,29 +10,32 @@
 
 The dataset yields whole batches (so the DataLoader takes batch_size=None).
 Each epoch the shards are put in a new order drawn from (seed, epoch) and
-dealt out to the consumers, the DataLoader workers of every distributed
-rank: with S shards and C consumers, consumer c reads shards c, c + C, ...
-of that order; when there are fewer shards than consumers, every consumer
-reads every shard and keeps every C-th record of it instead.  Either way
-each record is yielded exactly once per epoch over all consumers.  Within a
-consumer, rows are mixed across shuffle_batches consecutive batches with a
-permutation drawn from (seed, epoch, consumer).
+dealt out to the C consumers, the DataLoader workers of every distributed
+rank.  With S = qC + r shards, consumer c reads shards c, c + C, ... of the
+first qC whole, then keeps every C-th record of the last r from its c-th
+(all of them when S < C): each record goes to one consumer, and the
+consumers' shares differ by no more than the shards' sizes do (shard
+--shards makes them equal, less the duplicates it drops).  The last r shards are
+decompressed by every consumer; a multiple of C shards avoids that.
+Within a consumer, rows are mixed across shuffle_batches consecutive
+batches with a permutation drawn from (seed, epoch, consumer).
 
 Ranks: rank and world_size default to torch.distributed's when it is
 initialised, else to the RANK and WORLD_SIZE environment variables, else
 0 and 1.  Tensors have the dtypes of posflow.batches, except game_id:
 int64 with the same 64 bits (torch has no uint64).
 
-Consumers get whole shards, so their shares are equal only when C divides
-S (shards of equal size, as shard --shards writes them) or S < C: then
-the number of batches differs by about one per worker between ranks.
-Otherwise some consumers get one shard more than others, and a rank can
-get many more batches than another (S = 3 over 2 ranks without workers:
-two shards against one).  A DistributedDataParallel job needs equal
-counts: write a multiple of world_size * num_workers shards, or use
-drop_last and join() or a fixed number of steps per epoch.
+Every record is yielded once an epoch, except with even=True, the
+default with more than one rank: DistributedDataParallel needs the same
+number of steps on every rank, so then every consumer yields the same
+number of whole batches, the most that the consumer with the fewest
+records fills.  That leaves a few records out of each epoch (with shards
+of equal size, less than two batches a consumer; others each epoch when
+shuffled).
+epoch_batches() gives the number of batches a rank gets in an epoch.
 """
 
+import itertools
 import multiprocessing
 import multiprocessing.context
 import os
@@ -76,15 +79,20 @@ class ShardDataset(torch.utils.data.IterableDataset):
     the shuffle's seed; shuffle=False reads shards and rows in manifest
     order.
     shuffle_batches: how many batches a consumer mixes rows across.
+    even: every consumer yields the same number of whole batches (default:
+    when world_size > 1).
     """
 
     def __init__(self, directory, split="train", batch_size=1024, seed=0,
                  shuffle=True, shuffle_batches=8, rank=None,
-                 world_size=None, **batch_options):
+                 world_size=None, even=None, **batch_options):
         super().__init__()
         self.directory = directory
         self.split = split
         self.shards = posflow.shard_paths(directory, split)
+        records = {os.path.join(directory, e["file"]): e.get("records")
+                   for e in posflow.manifest(directory)["shards"]}
+        self.records = [records[p] for p in self.shards]
         self.batch_size = batch_size
         self.seed = seed
         self.shuffle = shuffle
@@ -93,6 +101,10 @@ class ShardDataset(torch.utils.data.IterableDataset):
         if not 0 <= self.rank < self.world_size:
             raise ValueError("posflow: rank %d not in 0..%d"
                              % (self.rank, self.world_size - 1))
+        self.even = self.world_size > 1 if even is None else bool(even)
+        if self.even and None in self.records:
+            raise ValueError("posflow: %s: the manifest lacks record counts"
+                             " (even=True needs them)" % directory)
         self.options = batch_options
         self.epoch = 0
         # The epoch in shared memory too: DataLoader workers hold copies
@@ -128,34 +140,94 @@ class ShardDataset(torch.utils.data.IterableDataset):
                                                        info.id)
         return self.rank * workers + worker, self.world_size * workers
 
-    def plan(self, consumer, consumers):
-        """(paths, stride, offset) that consumer reads this epoch."""
+    def _order(self):
         order = list(range(len(self.shards)))
         if self.shuffle:
             rng = np.random.default_rng([self.seed, self._current_epoch()])
             order = list(rng.permutation(len(self.shards)))
-        paths = [self.shards[i] for i in order]
-        if len(paths) >= consumers:
-            return paths[consumer::consumers], 0, 0
-        return paths, consumers, consumer
+        return order
+
+    def plan(self, consumer, consumers):
+        """What consumer reads this epoch: a list of (paths, stride,
+        offset), read in turn as posflow.batches reads them."""
+        paths = [self.shards[i] for i in self._order()]
+        whole = len(paths) // consumers * consumers
+        out = []
+        if whole:
+            out.append((paths[consumer:whole:consumers], 0, 0))
+        if whole < len(paths):
+            out.append((paths[whole:], consumers, consumer))
+        return out
+
+    def _counts(self, consumers):
+        # the records each consumer reads this epoch, from the manifest
+        n = [self.records[i] for i in self._order()]
+        whole = len(n) // consumers * consumers
+        rest = sum(n[whole:])
+        return [sum(n[c:whole:consumers]) + rest // consumers +
+                (c < rest % consumers) for c in range(consumers)]
+
+    def epoch_batches(self, num_workers=0):
+        """The number of batches this rank yields this epoch, with
+        num_workers DataLoader workers (undamaged shards)."""
+        workers = max(1, num_workers)
+        counts = self._counts(self.world_size * workers)
+        drop_last = self.options.get("drop_last", False)
+        if self.even:
+            return workers * (min(counts) // self.batch_size)
+        mine = counts[self.rank * workers:(self.rank + 1) * workers]
+        return sum(n // self.batch_size +
+                   (not drop_last and n % self.batch_size > 0)
+                   for n in mine)
 
     def __iter__(self):
         consumer, consumers = self._consumer()
-        paths, stride, offset = self.plan(consumer, consumers)
-        if not paths:
-            return
         opts = dict(self.options)
-        drop_last = opts.pop("drop_last", False)
-        if not self.shuffle or self.shuffle_batches == 1:
-            # batches' drop_last: a short batch before damage is dropped
-            # and the error raised, not taken for the end
-            for b in posflow.batches(paths, self.batch_size, stride=stride,
-                                     offset=offset, drop_last=drop_last,
-                                     **opts):
-                yield _tensors(b)
-            return
-        it = posflow.batches(paths, self.batch_size, stride=stride,
-                             offset=offset, **opts)
+        drop_last = opts.pop("drop_last", False) or self.even
+        shuffled = self.shuffle and self.shuffle_batches > 1
+        # unshuffled, batches' drop_last: a short batch before damage is
+        # dropped and the error raised, not taken for the end
+        it = self._read(self.plan(consumer, consumers), opts,
+                        drop_last and not shuffled)
+        if shuffled:
+            it = self._shuffled(it, consumer, drop_last)
+        if self.even:
+            it = itertools.islice(it, min(self._counts(consumers)) //
+                                  self.batch_size)
+        for b in it:
+            yield _tensors(b)
+
+    def _read(self, plan, opts, drop_last):
+        # batches of the plan's parts in turn, rows carried over from one
+        # part to the next: only the last batch may be short
+        size = self.batch_size
+        carry = None
+        try:
+            for paths, stride, offset in plan:
+                for b in posflow.batches(paths, size, stride=stride,
+                                         offset=offset,
+                                         drop_last=drop_last and
+                                         len(plan) == 1, **opts):
+                    if carry is not None:
+                        b = {k: np.concatenate([carry[k], v])
+                             for k, v in b.items()}
+                        carry = None
+                    if len(b["features"]) > size:
+                        yield {k: v[:size] for k, v in b.items()}
+                        b = {k: v[size:] for k, v in b.items()}
+                    if len(b["features"]) < size:
+                        carry = b
+                    else:
+                        yield b
+        except posflow.Error:
+            # the rows before the damage first, as posflow.batches
+            if carry is not None and not drop_last:
+                yield carry
+            raise
+        if carry is not None and not drop_last:
+            yield carry
+
+    def _shuffled(self, it, consumer, drop_last):
         rng = np.random.default_rng([self.seed, self._current_epoch(),
                                      consumer, 0x5f])
         pool = []
@@ -184,4 +256,4 @@ class ShardDataset(torch.utils.data.IterableDataset):
             idx = perm[s:s + self.batch_size]
             if drop_last and len(idx) < self.batch_size:
                 return
-            yield _tensors({k: v[idx] for k, v in cat.items()})
+            yield {k: v[idx] for k, v in cat.items()}

@@ -2,14 +2,18 @@
 
 usage: loader_torch.py epochs DIR     every record once per epoch over
                                       2 ranks x 2 DataLoader workers
+       loader_torch.py even DIR       ranks get the same number of
+                                      whole batches (epoch_batches()), each
+                                      record at most once, few left out
        loader_torch.py damage DIR     a damaged shard in a copy of DIR:
                                       the rows before the damage, then
                                       the error, shuffled or not, with
-                                      drop_last or not
+                                      drop_last or not, on 1 and 2 ranks
        loader_torch.py train DIR      a linear model on the 768 features
                                       learns: the loss falls
 """
 
+import itertools
 import os
 import shutil
 import sys
@@ -36,6 +40,7 @@ def keys_of(batch):
 def epoch_keys(directory, epoch, workers=2, ranks=2, **kw):
     seen = []
     for rank in range(ranks):
+        kw.setdefault("even", False)
         ds = ShardDataset(directory, "train", batch_size=50, seed=11,
                           rank=rank, world_size=ranks, **kw)
         ds.set_epoch(epoch)
@@ -90,57 +95,122 @@ def check_epochs(directory):
           "workers follow set_epoch" % (len(want), nshards))
 
 
+def check_even(directory):
+    want = set()
+    for b in posflow.batches(directory, 1000, split="train"):
+        want.update(keys_of(b))
+    nshards = len(posflow.shard_paths(directory, "train"))
+    # 2 ranks without workers: fewer shards than consumers or not, a
+    # multiple of them or not
+    for ranks, workers, size in ((2, 0, 50), (2, 0, 7), (3, 2, 20),
+                                 (nshards, 0, 30), (nshards + 1, 1, 9)):
+        consumers = ranks * max(1, workers)
+        for shuffle in (False, True):
+            what = "%d ranks x %d workers, batches of %d, shuffle=%s" % (
+                ranks, workers, size, shuffle)
+            seen, steps = [], []
+            for rank in range(ranks):
+                # even is the default with more than one rank
+                ds = ShardDataset(directory, "train", batch_size=size,
+                                  seed=11, shuffle=shuffle, rank=rank,
+                                  world_size=ranks)
+                ds.set_epoch(1)
+                n = 0
+                for b in torch.utils.data.DataLoader(
+                        ds, batch_size=None, num_workers=workers):
+                    if len(b["ply"]) != size:
+                        fail("%s: a batch of %d rows" % (what, len(b["ply"])))
+                    seen.extend(keys_of(b))
+                    n += 1
+                if n != ds.epoch_batches(workers):
+                    fail("%s: rank %d: %d batches, epoch_batches() says %d"
+                         % (what, rank, n, ds.epoch_batches(workers)))
+                steps.append(n)
+            if len(set(steps)) != 1:
+                fail("%s: batches per rank %s" % (what, steps))
+            if len(seen) != len(set(seen)) or not set(seen) <= want:
+                fail("%s: records repeated or not in the input" % what)
+            # the consumers' shares differ by at most the shards' sizes;
+            # each consumer leaves out less than two batches
+            if len(want) - len(seen) >= 2 * size * consumers:
+                fail("%s: %d of %d records left out" % (what,
+                     len(want) - len(seen), len(want)))
+    print("even: equal whole batches on every rank, as epoch_batches() "
+          "says, over %d shards" % nshards)
+
+
 def check_damage(directory):
-    tmp = tempfile.mkdtemp()
-    try:
-        damage(directory, tmp)
-    finally:
-        shutil.rmtree(tmp)
+    # the second shard: read whole by rank 1 of 2; the third: by both,
+    # every other record, after a shard read whole
+    for shard in (1, 2):
+        tmp = tempfile.mkdtemp()
+        try:
+            hits = damage(directory, tmp, shard)
+        finally:
+            shutil.rmtree(tmp)
+        if hits[1:] != ([False, True] if shard == 1 else [True, True]):
+            fail("shard %d damaged: ranks 0 and 1 of 2 read the damage: %s"
+                 % (shard, hits[1:]))
+    print("damage: the rows before the damage, then the error naming the "
+          "shard, shuffled or not, with drop_last or not, on 1 and 2 ranks")
 
 
-def damage(directory, tmp):
-    # a copy of DIR with a byte of its second training shard flipped
+def damage(directory, tmp, shard):
+    # a copy of DIR with a byte of a training shard flipped; whether the
+    # damage was read, by rank 0 of 1, ranks 0 and 1 of 2 (unshuffled)
     for name in os.listdir(directory):
         shutil.copy(os.path.join(directory, name), tmp)
-    bad = posflow.shard_paths(tmp, "train")[1]
+    bad = posflow.shard_paths(tmp, "train")[shard]
     with open(bad, "r+b") as f:
         f.seek(os.path.getsize(bad) // 2)
         c = f.read(1)
         f.seek(-1, os.SEEK_CUR)
         f.write(bytes([c[0] ^ 0xFF]))
-    for shuffle in (False, True):
-        for drop_last in (False, True):
-            what = "shuffle=%s, drop_last=%s" % (shuffle, drop_last)
-            ds = ShardDataset(tmp, "train", batch_size=50, seed=11,
-                              shuffle=shuffle, drop_last=drop_last,
-                              rank=0, world_size=1)
-            # the records before the damage, in this epoch's shard order
-            before = []
-            try:
-                for b in posflow.batches(ds.plan(0, 1)[0], 1000):
+    # one rank (the shards whole), and two (3 shards: one whole for each,
+    # then every other record of the third, damaged or not)
+    hits = []
+    for shuffle, drop_last, ranks, rank in itertools.product(
+            (False, True), (False, True), (1, 2), (0, 1)):
+        if rank >= ranks:
+            continue
+        what = "shuffle=%s, drop_last=%s, rank %d of %d" % (
+            shuffle, drop_last, rank, ranks)
+        ds = ShardDataset(tmp, "train", batch_size=50, seed=11,
+                          shuffle=shuffle, drop_last=drop_last,
+                          rank=rank, world_size=ranks, even=False)
+        # the records before the damage, in this epoch's plan
+        before, hit = [], False
+        try:
+            for paths, stride, offset in ds.plan(rank, ranks):
+                for b in posflow.batches(paths, 1000, stride=stride,
+                                         offset=offset):
                     before.extend(keys_of(b))
-            except posflow.Error:
-                pass
-            got, err = [], None
-            try:
-                for b in torch.utils.data.DataLoader(ds, batch_size=None):
-                    got.extend(keys_of(b))
-            except posflow.Error as e:
-                err = str(e)
-            if err is None:
-                fail("%s: no error for the damaged shard" % what)
-            if not err.startswith(bad + ": "):
-                fail("%s: the error does not name the shard: %s"
-                     % (what, err))
-            # every row before the damage first (in whole batches with
-            # drop_last)
-            n = len(before) // 50 * 50 if drop_last else len(before)
-            if len(got) != n or not set(got) <= set(before):
-                fail("%s: %d rows before the error, want %d of the %d "
-                     "records before the damage"
-                     % (what, len(got), n, len(before)))
-    print("damage: the rows before the damage, then the error naming the "
-          "shard, shuffled or not, with drop_last or not")
+        except posflow.Error:
+            hit = True
+        got, err = [], None
+        try:
+            for b in torch.utils.data.DataLoader(ds, batch_size=None):
+                got.extend(keys_of(b))
+        except posflow.Error as e:
+            err = str(e)
+        if not hit and err is not None:
+            fail("%s: an error, yet this rank reads no damage: %s"
+                 % (what, err))
+        if hit and err is None:
+            fail("%s: no error for the damaged shard" % what)
+        if hit and not err.startswith(bad + ": "):
+            fail("%s: the error does not name the shard: %s"
+                 % (what, err))
+        if not shuffle and not drop_last:
+            hits.append(hit)
+        # every row before the damage first, or every row of the rank
+        # (in whole batches with drop_last)
+        n = len(before) // 50 * 50 if drop_last else len(before)
+        if len(got) != n or not set(got) <= set(before):
+            fail("%s: %d rows before the error, want %d of the %d "
+                 "records before the damage"
+                 % (what, len(got), n, len(before)))
+    return hits
 
 
 def check_train(directory):
@@ -179,5 +249,5 @@ def check_train(directory):
 
 
 if __name__ == "__main__":
-    {"epochs": check_epochs, "damage": check_damage,
+    {"epochs": check_epochs, "even": check_even, "damage": check_damage,
      "train": check_train}[sys.argv[1]](sys.argv[2])
