@@ -555,8 +555,8 @@ lc0_add(pf_export *x, const pf_record *rec, int *why)
 		    &x->pol) == 0)
 			pol = &x->pol;
 		else if (xt.type == PF_EXT_VALUE && pf_value_decode(&xt,
-		    &val) == 0 && (x->o.value_method == 0 ||
-		    val.method == x->o.value_method))
+		    &val) == 0 && pf_value_wanted(x->o.value_method,
+		    val.method))
 			have_val = 1;
 	}
 	if (pol == NULL) {

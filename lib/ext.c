@@ -536,6 +536,13 @@ pf_value_decode(const pf_ext *x, pf_value *v)
 	return 0;
 }
 
+int
+pf_value_wanted(int want, int method)
+{
+	return want == 0 || method == want ||
+	    (want == PF_VALUE_WDL && method == PF_VALUE_WDL_ENGINE);
+}
+
 /* ---- complexity ------------------------------------------------------- */
 
 int

@@ -301,6 +301,12 @@ int	pf_policy_encode(const pf_policy *p, pf_extbuf *b);
 int	pf_policy_decode(const pf_ext *x, pf_policy *p);
 int	pf_value_encode(const pf_value *v, pf_extbuf *b);
 int	pf_value_decode(const pf_ext *x, pf_value *v);
+/*
+ * Whether a value target of method is the one asked for: want 0 takes
+ * any, PF_VALUE_WDL either form softtarget --value wdl writes (the
+ * sigmoid, or PF_VALUE_WDL_ENGINE), any other want only itself.
+ */
+int	pf_value_wanted(int want, int method);
 
 /* ---- complexity and repair -------------------------------------------- */
 

@@ -345,8 +345,8 @@ pf_loader_row(pf_loader *l, pf_batch *b, size_t i, const pf_record *rec)
 				break;
 			if (pf_value_decode(&x, &tmpval) == -1)
 				what = "malformed value target";
-			else if (l->o.value_method == 0 ||
-			    tmpval.method == l->o.value_method) {
+			else if (pf_value_wanted(l->o.value_method,
+			    tmpval.method)) {
 				val = tmpval;
 				have_value = 1;
 			}

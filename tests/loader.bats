@@ -11,6 +11,7 @@ load helper
 
 CHECK="$TOP/tests/tools/loader_check.py"
 TORCHCHECK="$TOP/tests/tools/loader_torch.py"
+MKREC="$BUILD_DIR/tests/tools/mkrec"
 
 setup_file() {
 	setup_python || return 1
@@ -105,6 +106,24 @@ wdl_engine True 0
 None True 0
 linear True 2817
 True False"
+	# wdl: either form softtarget --value wdl writes (the sigmoid, method
+	# 3, or the engine's W/D/L, method 4); wdl_engine only the engine's
+	v() { printf '%02x000000%016d0000803f%s' "$1" 0 "$2"; }
+	printf '%s\n' "startpos game=1 ply=0 ext=6:$(v 3 0000803e)" \
+	    "startpos game=1 ply=1 ext=6:$(v 4 0000403f)" \
+	    "startpos game=1 ply=2 ext=6:$(v 1 0000003f)" \
+	    "startpos game=1 ply=3 ext=6:$(v 3 0000803e) ext=6:$(v 4 0000403f)" |
+	    "$MKREC" > wdl.pos
+	run "$PY" -c "
+import posflow
+for m in ('wdl', 'wdl_engine', 'tanh', None):
+    print(m, [float(x) for b in posflow.batches('wdl.pos', 10, value=m) for x in b['value']])
+"
+	assert_success
+	assert_output "wdl [0.25, 0.75, nan, 0.75]
+wdl_engine [nan, 0.75, nan, 0.75]
+tanh [nan, nan, 0.5, nan]
+None [0.25, 0.75, 0.5, 0.75]"
 }
 
 @test "damage: records before it come first, then posflow.Error names the file and record; errors='warn' goes on" {

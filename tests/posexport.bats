@@ -67,6 +67,18 @@ score float32 (2817,)
 value float32 (2817,)"
 }
 
+@test "npy --value wdl takes either form softtarget --value wdl writes; wdl_engine only the engine's" {
+	v() { printf '%02x000000%016d0000803f%s' "$1" 0 "$2"; }
+	printf '%s\n' "startpos game=1 ply=0 ext=6:$(v 3 0000803e)" \
+	    "startpos game=1 ply=1 ext=6:$(v 4 0000403f)" \
+	    "startpos game=1 ply=2 ext=6:$(v 1 0000003f)" |
+	    "$MKREC" > wdl.pos
+	posexport -F npy -o w --value wdl wdl.pos 2>/dev/null
+	posexport -F npy -o e --value wdl_engine wdl.pos 2>/dev/null
+	run "$PY" -c "import numpy as np; print(np.load('w/value.npy').tolist(), np.load('e/value.npy').tolist())"
+	assert_output "[0.25, 0.75, nan] [nan, 0.75, nan]"
+}
+
 @test "npy: empty input gives arrays of 0 rows; a damaged record is skipped and named; -o is required" {
 	: > empty.pos
 	run posexport -F npy -o e empty.pos
