@@ -259,8 +259,9 @@ def batches(paths, batch_size=1024, split=None, features="ALL",
     blocks joined with "+", e.g.
     "ALL+H+V+D1+D2".  eval: the evaluation selector for score (deepest,
     first, last, pgn, depth:N, nodes:N, movetime:N).  value: the value
-    target of that method (tanh, logistic, wdl, wdl_engine, linear; None:
-    the record's last, the one softtarget wrote last).  stride/offset keep
+    target of that method (tanh, logistic, wdl, wdl_engine, linear; wdl
+    takes either form softtarget --value wdl writes, the engine's W/D/L or
+    the sigmoid; None: the record's last, the one softtarget wrote last).  stride/offset keep
     record i when i % stride == offset (splitting one input over workers).
     """
     if batch_size < 1:
