@@ -1052,15 +1052,10 @@ pf_expr_label(const pf_expr *e, double v, char *buf, size_t len)
 	else if (v == floor(v) && fabs(v) < 1e21)
 		/* every digit of an integer; -0 is 0 (they are equal) */
 		snprintf(buf, len, "%.0f", v == 0 ? 0.0 : v);
-	else {
-		/* the fewest digits from 15 that read back as v: values
-		   that differ never share a label */
-		for (int d = 15; d <= 17; d++) {
-			snprintf(buf, len, "%.*g", d, v);
-			if (strtod(buf, NULL) == v)
-				break;
-		}
-	}
+	else
+		/* the fewest digits that read back as v: values that
+		   differ never share a label */
+		pf_shortest(v, 0, buf, len);
 	return buf;
 }
 

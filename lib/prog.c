@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -138,6 +139,28 @@ pf_strtod(const char *s, double min, double max, const char **errstr)
 	}
 	*errstr = NULL;
 	return v;
+}
+
+char *
+pf_shortest(double v, int flt, char *buf, size_t len)
+{
+	/* a double from DBL_DIG digits: where fewer read back, that many
+	   show the same (%g drops the zeros) but for a subnormal number */
+	int prec = flt ? 1 : DBL_DIG;
+	int most = flt ? FLT_DECIMAL_DIG : DBL_DECIMAL_DIG;
+
+	if (isnan(v)) {
+		snprintf(buf, len, "nan");	/* glibc would write "-nan" */
+		return buf;
+	}
+	for (; prec < most; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (flt ? strtof(buf, NULL) == (float)v :
+		    strtod(buf, NULL) == v)
+			return buf;
+	}
+	snprintf(buf, len, "%.*g", most, v);
+	return buf;
 }
 
 static int

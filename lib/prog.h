@@ -49,6 +49,14 @@ long long pf_strtonum(const char *s, long long min, long long max,
 #define PF_DECIMAL_CHARS	"0123456789.eE+-"
 double	pf_strtod(const char *s, double min, double max, const char **errstr);
 /*
+ * The other way: v as the fewest significant digits that read back as v,
+ * in %g's form (0.1 is "0.1", not "0.10000000000000001"), read back as a
+ * float when flt is set (v a float's value: 0.2f is "0.2", not
+ * "0.200000003"); a subnormal double takes 15 digits at least.  "nan",
+ * "inf" or "-inf" when not finite.  Returns buf (25 bytes hold any).
+ */
+char	*pf_shortest(double v, int flt, char *buf, size_t len);
+/*
  * A size in bytes: a number of digits and at most one '.', then an
  * optional K, M or G (powers of 1024), in [min, max].  "abc", " 5", "1e3"
  * and "0x10" are "not a size (a number, then k, m or g)"; otherwise errors

@@ -170,30 +170,17 @@ pf_show_json_string(FILE *fp, const char *s, size_t len)
 
 /*
  * An f32 as the shortest decimal that reads back as the same float
- * (0.2f is "0.2", not "0.200000003"): 9 significant digits always do; a
- * whole number below 2^24 in full ("50", not "5e+01").  Not finite:
- * "nan", "inf" or "-inf".  The result is buf or a constant.
+ * (pf_shortest); a whole number below 2^24 in full ("50", not "5e+01").
+ * Not finite: "nan", "inf" or "-inf".  Returns buf.
  */
 static const char *
 f32_text(float f, char *buf, size_t len)
 {
-	int prec;
-
-	if (isnan(f))
-		return "nan";	/* glibc would write "-nan" for some */
-	if (isinf(f))
-		return f < 0 ? "-inf" : "inf";
 	if (f == truncf(f) && fabsf(f) < 16777216.0f) {
 		snprintf(buf, len, "%.0f", (double)f);
 		return buf;
 	}
-	for (prec = 1; prec < 9; prec++) {
-		snprintf(buf, len, "%.*g", prec, (double)f);
-		if (strtof(buf, NULL) == f)
-			return buf;
-	}
-	snprintf(buf, len, "%.9g", (double)f);
-	return buf;
+	return pf_shortest(f, 1, buf, len);
 }
 
 static const char *

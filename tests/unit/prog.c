@@ -2,6 +2,8 @@
  * prog.c - the range-checked number parsers every tool's options go
  * through: a whole number or nothing, and errors that say which.
  */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "posflow.h"
@@ -46,6 +48,40 @@ size(const char *s, uint64_t min, uint64_t max, uint64_t want,
 	return err != NULL && strcmp(err, want_err) == 0;
 }
 
+static int
+shortest(double v, int flt, const char *want)
+{
+	char buf[32];
+
+	return strcmp(pf_shortest(v, flt, buf, sizeof(buf)), want) == 0;
+}
+
+/* Every text reads back as its number. */
+static void
+round_trips(void)
+{
+	uint64_t x = 88172645463325252ull;
+	char buf[32];
+	float f;
+	double d;
+	uint32_t u;
+	int i, bad = 0;
+
+	for (i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		u = (uint32_t)x;
+		memcpy(&f, &u, sizeof(f));
+		memcpy(&d, &x, sizeof(d));
+		if (!isnan(f))
+			bad += strtof(pf_shortest(f, 1, buf, sizeof(buf)),
+			    NULL) != f;
+		if (!isnan(d))
+			bad += strtod(pf_shortest(d, 0, buf, sizeof(buf)),
+			    NULL) != d;
+	}
+	CHECK(bad == 0, "shortest text reads back, %d of 400000 do not", bad);
+}
+
 int
 main(void)
 {
@@ -86,5 +122,15 @@ main(void)
 	CHECK(size("1K", 16384, 1ull << 40, 0, "too small") &&
 	    size("2G", 0, 1ull << 30, 0, "too large"),
 	    "sizes out of range say which way");
+	CHECK(shortest(0.1, 0, "0.1") && shortest(1.0 / 3, 0,
+	    "0.3333333333333333") && shortest(0.2f, 1, "0.2") &&
+	    shortest(1.0f / 3, 1, "0.33333334") && shortest(1e-45f, 1,
+	    "1e-45") && shortest(-2.5e-7, 0, "-2.5e-07") &&
+	    shortest(5e-324, 0, "4.94065645841247e-324"),
+	    "the fewest digits that read back (a double from 15)");
+	CHECK(shortest(NAN, 0, "nan") && shortest(-NAN, 1, "nan") &&
+	    shortest(INFINITY, 1, "inf") && shortest(-INFINITY, 0, "-inf"),
+	    "not finite: nan, inf, -inf");
+	round_trips();
 	return t_done();
 }
