@@ -124,6 +124,12 @@ struct bucket {
 	uint64_t bytes, count;
 };
 
+/* A bucket file a run made (its name: bucket_path). */
+struct made {
+	int split, level;
+	uint64_t id;
+};
+
 /* The kinds of extension a merge reads, with where they are. */
 struct vslot {
 	uint8_t method, scale;
@@ -209,6 +215,9 @@ struct run {
 	uint8_t seen[PF_MAX_MOVES];
 	struct shardinfo *shards;
 	size_t nshards, capshards;
+	/* the bucket files made, for a failed run to remove */
+	struct made *made;
+	size_t nmade, capmade;
 };
 
 static const char synopsis[] =
@@ -630,33 +639,6 @@ is_shard_name(const struct opts *o, const char *n)
 	return 0;
 }
 
-/*
- * 1 when n is the name of a temporary file a run of these splits makes:
- * .tmp-manifest.json, .tmp- and a shard name (the shard being written),
- * or a bucket, .tmp-b<split>-<level>-<hex id>.rec.
- */
-static int
-is_run_tmp(const struct opts *o, const char *n)
-{
-	const char *p;
-	size_t k;
-
-	if (strncmp(n, ".tmp-", 5) != 0)
-		return 0;
-	n += 5;
-	if (strcmp(n, "manifest.json") == 0 || is_shard_name(o, n))
-		return 1;
-	if (*n++ != 'b')
-		return 0;
-	for (int i = 0; i < 2; i++) {
-		if ((k = strspn(n, "0123456789")) == 0 || n[k] != '-')
-			return 0;
-		n += k + 1;
-	}
-	p = n + strspn(n, "0123456789abcdef");
-	return p != n && strcmp(p, ".rec") == 0;
-}
-
 /* A shard of a manifest. */
 struct mshard {
 	char file[PATH_MAX];
@@ -898,6 +880,18 @@ bucket_start(struct run *R, struct bucket *b)
 	char path[PATH_MAX];
 
 	bucket_path(path, sizeof(path), R->o->dir, b->split, b->level, b->id);
+	if (R->nmade == R->capmade) {
+		size_t n = R->capmade ? 2 * R->capmade : 64;
+		struct made *p = realloc(R->made, n * sizeof(*p));
+
+		if (p == NULL) {
+			pf_warn("out of memory");
+			return -1;
+		}
+		R->made = p;
+		R->capmade = n;
+	}
+	R->made[R->nmade++] = (struct made){ b->split, b->level, b->id };
 	if ((b->buf = malloc(b->cap)) == NULL) {
 		pf_warn("out of memory");
 		return -1;
@@ -2606,10 +2600,12 @@ write_manifest(struct run *R, const struct out *outs, int argc,
 	    fsync(fd) == -1) {
 		pf_warn("%s", tmp);
 		fclose(fp);
+		unlink(tmp);
 		return -1;
 	}
 	if (fclose(fp) == EOF || rename(tmp, final) == -1) {
 		pf_warn("%s", final);
+		unlink(tmp);
 		return -1;
 	}
 	if (fsync_dir(o->dir) == -1) {
@@ -2929,37 +2925,36 @@ check_input(const char *path)
 
 /*
  * After a failed run (a file that cannot be written, no memory, a damaged
- * temporary file), remove what it made, its files closed: the temporary
- * files (buckets, the shard and the manifest being written), and the
- * shards it completed, which without a manifest are no shard set and
- * hold disk space that may be what it lacked.  The directory is left as
- * the run found it, less what prepare_dir removed.
+ * temporary file), remove what it made, its files closed: the bucket
+ * files (those it read through are gone already), the shard being
+ * written, and the shards it completed, which without a manifest are no
+ * shard set and hold disk space that may be what it lacked
+ * (write_manifest removes its own temporary file).  The directory is
+ * left as the run found it, less what prepare_dir removed.
  */
 static void
-remove_partial(const struct run *R)
+remove_partial(const struct run *R, const struct out *outs)
 {
 	const char *dir = R->o->dir;
 	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
+	size_t i;
 
-	for (size_t i = 0; i < R->nshards; i++) {
+	for (i = 0; i < R->nshards; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, R->shards[i].file);
 		if (unlink(path) == -1 && errno != ENOENT)
 			pf_warn("%s", path);
 	}
-	if ((d = opendir(dir)) == NULL) {
-		pf_warn("%s", dir);
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (!is_run_tmp(R->o, de->d_name))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+	for (i = 0; i < R->nmade; i++) {
+		bucket_path(path, sizeof(path), dir, R->made[i].split,
+		    R->made[i].level, R->made[i].id);
 		if (unlink(path) == -1 && errno != ENOENT)
 			pf_warn("%s", path);
 	}
-	closedir(d);
+	/* (a shard renamed already is not there) */
+	for (int s = 0; s < R->o->nsplits; s++)
+		if (outs[s].tmp[0] != '\0' && unlink(outs[s].tmp) == -1 &&
+		    errno != ENOENT)
+			pf_warn("%s", outs[s].tmp);
 }
 
 static int
@@ -3279,10 +3274,11 @@ out:
 		}
 		/* the files are closed: their space is freed */
 		if (partial)
-			remove_partial(R);
+			remove_partial(R, outs);
 		for (size_t i = 0; i < R->nshards; i++)
 			free(R->shards[i].file);
 		free(R->shards);
+		free(R->made);
 		free(R->scratch);
 		free(R->set);
 		free(R->members);
