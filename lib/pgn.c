@@ -1125,6 +1125,10 @@ play(pf_pgn *p, const char *s, size_t n)
 
 	while (n > 0 && san_suffix[(unsigned char)s[n - 1]])
 		n--;
+	/* an en passant mark glued to the square: "exd6ep" */
+	if (n > 2 && s[n - 2] == 'e' && s[n - 1] == 'p' &&
+	    s[n - 3] >= '1' && s[n - 3] <= '8')
+		n -= 2;
 	if (n == 0 || n > 16 ||
 	    pf_move_from_san(&p->board, s, n, &m, NULL, 0) < 0)
 		return -1;
@@ -1359,6 +1363,17 @@ token:
 		while (n < lim && !is_delim((unsigned char)s[n]))
 			n++;
 		p->pos = s + n;
+		/* An en passant mark, "e.p." or "ep", alone or glued to the
+		   move: a '.' ends a token, so "exd6e.p." is read as "exd6e"
+		   and then ".p.".  (A token of at most 16 bytes leaves the
+		   3 bytes after it in the window whatever it holds.) */
+		if (n > 0 && n <= 16 && s[n - 1] == 'e' && AVAIL(p) >= 3 &&
+		    memcmp(p->pos, ".p.", 3) == 0) {
+			p->pos += 3;
+			n--;
+		}
+		if (n == 0 || (n == 2 && s[0] == 'e' && s[1] == 'p'))
+			continue;
 		if (c >= '0' && c <= '9') {
 			uint8_t res = parse_result(s, n);
 
@@ -1395,10 +1410,7 @@ token:
 			if (fast_comment(p, g->nmoves) && AVAIL(p) > 0 &&
 			    *p->pos == ' ')
 				p->pos++;
-		} else if (AVAIL(p) >= 5 && memcmp(p->pos, " e.p.", 5) == 0)
-			p->pos += 5;
-		else if (AVAIL(p) >= 4 && memcmp(p->pos, "e.p.", 4) == 0)
-			p->pos += 4;
+		}
 	}
 	/* NOTREACHED */
 }

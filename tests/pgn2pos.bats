@@ -52,6 +52,28 @@ golden() {
 	golden disambig
 }
 
+@test "en passant marks: e.p. and ep, alone or glued to the move" {
+	# exd6 in each spelling, then Nf6: the same six moves every time
+	for ep in 'exd6 e.p.' 'exd6e.p.' 'exd6e.p.+' 'exd6ep' 'exd6ep+' \
+	    'exd6 ep' 'e5xd6e.p.'; do
+		printf '[Event "%s"]\n\n1. e4 a6 2. e5 d5 3. %s Nf6 *\n\n' \
+		    "$ep" "$ep"
+	done > ep.pgn
+	p2p ep.pgn
+	assert_success
+	[ "$stderr" = "pgn2pos: 7 games read, 7 kept (0 truncated), 0 skipped; 49 positions written" ]
+	posdump --fields move out.pos | sed 's/^move=//' | paste -sd' ' > got
+	for ep in 1 2 3 4 5 6 7; do
+		echo e2e4 a7a6 e4e5 d7d5 e5d6 g8f6 -
+	done | paste -sd' ' > want
+	diff -u want got
+	# an "e" that is no mark is still a bad move
+	printf '[Event "x"]\n\n1. e4 a6 2. e5 d5 3. exd6e Nf6 *\n' > bad.pgn
+	p2p bad.pgn
+	assert_success
+	[ "${stderr%%$'\n'*}" = "pgn2pos: bad.pgn: game 1 (ply 4): illegal move \"exd6e\"; kept 5 positions" ]
+}
+
 @test "golden: games without moves, missing Event, result disagreements" {
 	golden empty-games
 	run core out.pos
