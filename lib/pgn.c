@@ -1017,11 +1017,13 @@ skip_comment(pf_pgn *p, const char **bs, const char **be)
 }
 
 /* p->pos at '('.  Skips to the matching ')'; 0 if a '[' or the end of
-   input came first (the game ends there). */
+   input came first (the game ends there).  Comments, ';' comments and
+   '%' escape lines (a '%' that starts a line) are skipped whole: a ')'
+   or '(' in them is text. */
 static int
 skip_variation(pf_pgn *p)
 {
-	int depth = 0;
+	int depth = 0, bol = 0;
 
 	for (;;) {
 		const char *bs, *be;
@@ -1031,6 +1033,11 @@ skip_variation(pf_pgn *p)
 		if (AVAIL(p) == 0)
 			return 0;
 		c = *p->pos;
+		if (c == '%' && bol) {
+			skip_line(p);
+			continue;
+		}
+		bol = 0;
 		switch (c) {
 		case '(':
 			depth++;
@@ -1047,10 +1054,12 @@ skip_variation(pf_pgn *p)
 			break;
 		case ';':
 			skip_line(p);
+			bol = 1;
 			break;
 		case '[':
 			return 0;
 		default:
+			bol = c == '\n';
 			p->pos++;
 		}
 	}
@@ -1937,8 +1946,8 @@ tag_may_start(const char *s, const char *e)
  * (tag_may_start), or when the tag lines up to it go back to an [Event]
  * tag, every line of them read whole as a tag; anything unsure is not a
  * cut.  A '%' escape line (or a '#' comment line) counts as blank only
- * when no '[' on it may start a tag (inside a comment or variation it is
- * no escape).
+ * when no '[' on it may start a tag (inside a comment it is no escape,
+ * nor is a '#' line in movetext).
  */
 static int
 good_cut(const char *buf, size_t at)
@@ -1956,9 +1965,9 @@ good_cut(const char *buf, size_t at)
 		if (s == lo && lo != buf)
 			return 0;		/* too far back to know */
 		if (blank_line(s, e)) {
-			/* a '%' line is an escape outside comments and
-			   variations, but inside one opened before it is
-			   text: a '[' on it may then start a tag */
+			/* a '%' line is an escape outside comments, but
+			   inside one opened before it is text: a '[' on it
+			   may then start a tag */
 			if (tag_may_start(s, e))
 				return 0;
 			if (s == buf)

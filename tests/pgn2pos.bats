@@ -74,6 +74,23 @@ golden() {
 	[ "${stderr%%$'\n'*}" = "pgn2pos: bad.pgn: game 1 (ply 4): illegal move \"exd6e\"; kept 5 positions" ]
 }
 
+@test "a '%' escape line inside a variation is skipped whole, a ')' or '(' on it too" {
+	{
+		printf '[Event "a"]\n\n1. e4 (1. d4 d5\n%% ) an escape line\n'
+		printf '2. c4) 1... e5 (1... c5\n%%(\n2. Nf3) 2. Nf3 *\n\n'
+		printf '[Event "b"]\n\n1. d4 *\n'
+	} > esc.pgn
+	p2p esc.pgn
+	assert_success
+	[ "$stderr" = "pgn2pos: 2 games read, 2 kept (0 truncated), 0 skipped; 6 positions written" ]
+	[ "$(posdump --fields move out.pos | sed 's/^move=//' | paste -sd' ')" = "e2e4 e7e5 g1f3 - d2d4 -" ]
+	# a '%' inside a line of a variation is no escape: nothing, as before
+	printf '[Event "a"]\n\n1. e4 (1. d4 %% x) e5 *\n' > mid.pgn
+	p2p mid.pgn
+	assert_success
+	[ "$(posdump --fields move out.pos | sed 's/^move=//' | paste -sd' ')" = "e2e4 e7e5 -" ]
+}
+
 @test "golden: games without moves, missing Event, result disagreements" {
 	golden empty-games
 	run core out.pos
@@ -1629,9 +1646,12 @@ games_in_frames() {
 	printf '[Event "a"]\n\n1. e4 { a\nb ; c } [Site "w"]\n[Event "w"]\n\n1. d4 *\n\n' > com.pgn
 	# and on a '%' line inside a comment (no escape there)
 	printf '[Event "a"]\n\n1. e4 {\n%%x } [Site "p"]\n[Event "p"]\n\n1. d4 *\n\n' > pct.pgn
+	# a '%' escape line in a variation, with a ')' and a '[' on it
+	printf '[Event "a"]\n\n1. e4 (1. d4\n%%) [Site "e"]\n) e5 [Site "e"]\n[Event "e"]\n\n1. d4 *\n\n' > esc.pgn
 	for piece in 10 20 30 40; do
 		same_j 2 "$piece" var.pgn
 		same_j 2 "$piece" com.pgn
+		same_j 2 "$piece" esc.pgn
 		same_j 2 "$piece" pct.pgn
 	done
 	[[ "$stderr" == "pgn2pos: 2 games read, 2 kept (0 truncated), 0 skipped; 4 positions written" ]] ||
