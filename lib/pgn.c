@@ -1123,6 +1123,27 @@ static const uint8_t san_suffix[256] = {
 	['+'] = 1, ['#'] = 1, ['!'] = 1, ['?'] = 1,
 };
 
+/*
+ * An evaluation symbol in movetext, as some files write them where PGN
+ * has NAGs: "+-", "-+", "=", "+=", "=+", "+/-", "-/+", "+/=", "=/+" (a
+ * leading '+' is passed as a check mark is, so "+-" comes here as "-"),
+ * and "N" (a novelty).  "--" is not one: it is a null move.
+ */
+static int
+eval_glyph(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 1 && s[0] == 'N')
+		return 1;
+	if (n > 3 || (n == 2 && s[0] == '-' && s[1] == '-'))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (s[i] != '+' && s[i] != '-' && s[i] != '=' && s[i] != '/')
+			return 0;
+	return 1;
+}
+
 /* Resolve and play one move token; 0 or -1 (illegal). */
 static int
 play(pf_pgn *p, const char *s, size_t n)
@@ -1381,7 +1402,8 @@ token:
 			p->pos += 3;
 			n--;
 		}
-		if (n == 0 || (n == 2 && s[0] == 'e' && s[1] == 'p'))
+		if (n == 0 || (n == 2 && s[0] == 'e' && s[1] == 'p') ||
+		    eval_glyph(s, n))
 			continue;
 		if (c >= '0' && c <= '9') {
 			uint8_t res = parse_result(s, n);

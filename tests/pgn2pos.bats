@@ -74,6 +74,17 @@ golden() {
 	[ "${stderr%%$'\n'*}" = "pgn2pos: bad.pgn: game 1 (ply 4): illegal move \"exd6e\"; kept 5 positions" ]
 }
 
+@test "evaluation symbols in movetext (+-, =, +/-, N, ...) are passed over; a null move is still a bad move" {
+	printf '[Event "x"]\n\n1. e4 e5 +- 2. Nf3 = Nc6 -+ 3. Bb5 +/- a6 N 4. Ba4 =/+ Nf6 += 5. O-O -/+ Be7 =+ 6. Re1 +/= b5 1-0\n' > g.pgn
+	p2p g.pgn
+	assert_success
+	[ "$stderr" = "pgn2pos: 1 games read, 1 kept (0 truncated), 0 skipped; 13 positions written" ]
+	[ "$(posdump --fields move out.pos | sed 's/^move=//' | paste -sd' ')" = "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6 e1g1 f8e7 f1e1 b7b5 -" ]
+	printf '[Event "x"]\n\n1. e4 -- 2. Nf3 *\n' > null.pgn
+	p2p null.pgn
+	[ "${stderr%%$'\n'*}" = "pgn2pos: null.pgn: game 1 (ply 1): illegal move \"--\"; kept 2 positions" ]
+}
+
 @test "a '%' escape line inside a variation is skipped whole, a ')' or '(' on it too" {
 	{
 		printf '[Event "a"]\n\n1. e4 (1. d4 d5\n%% ) an escape line\n'
