@@ -770,7 +770,10 @@ parse_tag(pf_pgn *p)
 		size_t i, o = 0;
 
 		for (i = 0; i < vl && o < PF_PGN_STR_MAX; i++) {
-			if (vs[i] == '\\' && i + 1 < vl)
+			/* only \" and \\ are escapes: a '\' before
+			   anything else is itself */
+			if (vs[i] == '\\' && i + 1 < vl &&
+			    (vs[i + 1] == '"' || vs[i + 1] == '\\'))
 				i++;
 			val[o++] = vs[i];
 		}

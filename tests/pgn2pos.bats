@@ -139,6 +139,19 @@ golden() {
 	[ "$(posdump -c nometa.pos)" = "262 nometa.pos" ]
 }
 
+@test "tag values: \\\" and \\\\ are escapes, a backslash before anything else is itself" {
+	cat > esc.pgn <<-'EOF'
+	[Event "C:\x\y \"q\" a\\b"]
+	[White "P\n"]
+
+	1. e4 *
+	EOF
+	pgn2pos -q esc.pgn > out.pos
+	run posdump --json out.pos
+	[ "$(jq -r 'select(.ply == 0) | .exts[] | select(.type == "meta") | .event, .white' <<< "$output")" = 'C:\x\y "q" a\b
+P\n' ]
+}
+
 @test "a huge single-line game" {
 	{
 		echo '[Event "long"]'
