@@ -518,9 +518,18 @@ parse_tc(pf_pgn_game *g, const char *s, size_t n)
 	if (base < 0)
 		return;
 	if (i < n && s[i] == '/') {	/* moves/seconds: use the seconds */
+		long moves = base;
+
 		i++;
 		if ((base = parse_uint(s, n, &i)) < 0)
 			return;
+		/* a day or more a move ("1/86400", as Chess.com writes
+		   its Daily games): correspondence */
+		if (moves > 0 && base / moves >= 86400) {
+			g->base_s = (uint32_t)base;
+			g->tc_class = PF_TC_CORRESPONDENCE;
+			return;
+		}
 	}
 	if (i < n && s[i] == '+') {
 		i++;

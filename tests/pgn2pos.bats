@@ -457,6 +457,17 @@ pgn2pos: 8 games read, 5 kept (0 truncated), 3 skipped (3 invalid FEN); 5 positi
 			fi
 		done
 	done
+	# a day or more a move is correspondence (Chess.com's Daily games);
+	# Lichess writes "-"; a FIDE period counts its seconds as the base
+	for t in 1/86400:correspondence 1/259200:correspondence \
+	    -:correspondence 40/7200:classical 40/3456000:correspondence \
+	    40/3455999:classical 1/60:bullet; do
+		printf '[Event "e"]\n[TimeControl "%s"]\n\n1. e4 *\n' \
+		    "${t%:*}" > one.pgn
+		n=$(pgn2pos -q --time-control "${t#*:}" one.pgn | posdump -c |
+		    cut -d" " -f1)
+		[ "$n" -eq 2 ] || fail "${t%:*} not ${t#*:}"
+	done
 	pgn2pos -q --time-control blitz,bullet,rapid,classical,ultrabullet,correspondence "$L100K" > any.pos
 	diff <(posdump any.pos) <(posdump all.pos)
 	p2p --time-control blitz "$L100K"
