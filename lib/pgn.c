@@ -556,6 +556,42 @@ parse_result(const char *s, size_t n)
 	return PF_RESULT_UNKNOWN;
 }
 
+/*
+ * Chess.com's sentences: "X won on time", "Game drawn by timeout vs
+ * insufficient material" (time), "X won - game abandoned" (abandoned),
+ * and "X won by resignation", "... by checkmate", "Game drawn by
+ * agreement", "... by repetition", "... by stalemate", "... by
+ * insufficient material", "... by 50-move rule" (normal).
+ */
+static uint8_t
+term_phrase(const char *s, size_t n)
+{
+	static const struct {
+		const char *words;
+		uint8_t code;
+	} phrase[] = {
+		{ " on time", PF_TERM_TIME },
+		{ " by timeout", PF_TERM_TIME },
+		{ " game abandoned", PF_TERM_ABANDONED },
+		{ " by resignation", PF_TERM_NORMAL },
+		{ " by checkmate", PF_TERM_NORMAL },
+		{ " by agreement", PF_TERM_NORMAL },
+		{ " by repetition", PF_TERM_NORMAL },
+		{ " by stalemate", PF_TERM_NORMAL },
+		{ " by insufficient material", PF_TERM_NORMAL },
+		{ " by 50-move rule", PF_TERM_NORMAL },
+	};
+	size_t i, k, len;
+
+	for (k = 0; k < sizeof(phrase) / sizeof(phrase[0]); k++) {
+		len = strlen(phrase[k].words);
+		for (i = 0; i + len <= n; i++)
+			if (strncasecmp(s + i, phrase[k].words, len) == 0)
+				return phrase[k].code;
+	}
+	return PF_TERM_OTHER;
+}
+
 static uint8_t
 term_code(const char *s, size_t n)
 {
@@ -572,7 +608,7 @@ term_code(const char *s, size_t n)
 		return PF_TERM_RULES;
 	if (IS("Unterminated"))
 		return PF_TERM_UNTERMINATED;
-	return PF_TERM_OTHER;
+	return term_phrase(s, n);
 #undef IS
 }
 

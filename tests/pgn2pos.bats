@@ -152,6 +152,21 @@ golden() {
 P\n' ]
 }
 
+@test "termination: Lichess's tags, and Chess.com's sentences" {
+	for t in "Normal" "Time forfeit" "Abandoned" "Rules infraction" \
+	    "Unterminated" "Hikaru won by resignation" "Hikaru won on time" \
+	    "Game drawn by timeout vs insufficient material" \
+	    "MagnusCarlsen won - game abandoned" "Game drawn by agreement" \
+	    "Game drawn by 50-move rule" "Black won by checkmate" \
+	    "Game drawn by stalemate" "Game drawn by repetition" \
+	    "Game drawn by insufficient material" "Adjudication"; do
+		printf '[Event "%s"]\n[Termination "%s"]\n\n1. e4 *\n\n' "$t" "$t"
+	done > term.pgn
+	pgn2pos -q term.pgn > out.pos
+	run posdump --fields ply,meta out.pos
+	[ "$(grep '^ply=0' <<< "$output" | grep -o 'termination=[a-z]*' | cut -d= -f2 | paste -sd' ')" = "normal time abandoned rules unterminated normal time time abandoned normal normal normal normal normal normal other" ]
+}
+
 @test "a huge single-line game" {
 	{
 		echo '[Event "long"]'
