@@ -569,27 +569,32 @@ match_fast(pf_target *t, const uint8_t *raw, int n, int nlegal,
 }
 
 /*
- * Take the move of table entry e (PF_MOVESCORE_SIZE bytes) out of the
+ * Take the move of table entry e (PF_MOVESCORE_SIZE bytes: the move in
+ * bytes 0-1, the score kind in byte 2, the score in bytes 4-7) out of the
  * legal move sets and return its score in centipawns (a mate mapped);
  * *bad becomes 1 when the score kind is unknown.  The usual entry (a
- * normal move, a centipawn score) takes no branch.  pf_get64() is one
- * load where the host is little-endian.
+ * normal move, a centipawn score: bits 12-23 of the first 32-bit word
+ * all 0, PF_SCORE_CP being 0) takes no branch, and flips its move's bit
+ * instead of clearing it: the sets still end empty only when every legal
+ * move was named at least once (a bit flipped on by a move that is not
+ * legal stays on, and one flipped twice is on again), and that is all
+ * the callers conclude from (see match_sets()).
  */
+#define ENTRY_UNUSUAL	0x00FFF000u
 static inline int32_t
 take_entry(pf_legal_sets *ls, const uint8_t *e, int *bad)
 {
-	uint64_t v = pf_get64(e);
-	unsigned m = (unsigned)v & 0xFFFFu, kind = (unsigned)(v >> 16) & 0xFFu;
-	int32_t score = (int32_t)(v >> 32);
+	uint32_t lo = pf_get32(e);
+	int32_t score = (int32_t)pf_get32(e + 4);
 
-	if (__builtin_expect((m >> 12) != 0 || kind != PF_SCORE_CP, 0)) {
-		pf_legal_sets_take(ls, (pf_move)m);
-		if (kind != PF_SCORE_CP) {
-			*bad |= kind != PF_SCORE_MATE;
+	if (__builtin_expect((lo & ENTRY_UNUSUAL) != 0, 0)) {
+		pf_legal_sets_take(ls, (pf_move)(lo & 0xFFFFu));
+		if (e[2] != PF_SCORE_CP) {
+			*bad |= e[2] != PF_SCORE_MATE;
 			score = pf_score_cp(PF_SCORE_MATE, score);
 		}
 	} else
-		ls->from[m & 63] &= ~(1ULL << ((m >> 6) & 63));
+		ls->from[lo & 63] ^= 1ULL << (lo >> 6 & 63);
 	return score;
 }
 
@@ -598,8 +603,10 @@ take_entry(pf_legal_sets *ls, const uint8_t *e, int *bad)
  * the complete list of legal moves (uci-eval --multipv all), each listed
  * once, with a known score kind.  n equals the number of legal moves, and
  * taking each table move out of the position's legal move sets leaves
- * them empty: each take removes at most one legal move, so every table
- * move was legal and none repeated, and the table is every legal move.
+ * them empty: a legal move leaves the sets only when some table move
+ * names it, so the n table moves name the n legal moves, each once (no
+ * table move is left over to be illegal or repeated), and the table is
+ * every legal move.
  * Fills t->cp (table order) and *unsorted (1 when a score rises along
  * the table).  0, or -1 when any condition fails (the caller then
  * generates the moves and takes the other paths, which name the first
@@ -871,23 +878,25 @@ entry_cp(const uint8_t *e)
 /*
  * The fast path of pf_target_policy_payload(): a zeman policy from a
  * complete table in score order (what uci-eval --multipv all writes),
- * without generating the moves, in one pass over the table.  The pass
- * checks the table against the position's legal move sets as
- * match_sets() does (n is the number of legal moves; taking each table
- * move out of the sets leaves them empty), and computes the zeman
- * weights of the kept moves as it goes: in a table in score order the
- * best score is the first entry's and the smallest kept one is entry
+ * without generating the moves.  The first pass checks the table against
+ * the position's legal move sets as match_sets() does (n is the number
+ * of legal moves; taking each table move out of the sets leaves them
+ * empty), writes each move into its pair with 0 quanta, and computes the
+ * zeman weights of the kept moves as it goes: in a table in score order
+ * the best score is the first entry's and the smallest kept one is entry
  * kept - 1's, both read before the pass (the pass checks the order).
  * The arithmetic is zeman_sorted()'s, so the weights are the same; the
- * quantisation is quantize_positive()'s, folded into the writing: the
- * pass that writes each pair adds the quantum of every remainder above
- * the boundary bucket, and the few moves of the boundary bucket are
- * ranked after and get theirs in place.  The same bytes as the sorted
- * branch of policy_core() followed by pf_policy_encode().
+ * quantisation is quantize_positive()'s, written in place: the second
+ * pass stores each floor in its pair and lists the moves by remainder
+ * bucket, the moves of the buckets above the boundary one then get their
+ * quantum, and the few of the boundary bucket are ranked and get
+ * theirs.  The same bytes as the sorted branch of policy_core() followed
+ * by pf_policy_encode().
  *
  * Returns the payload's length, or -1 when the table is not such a
- * table: *unsorted is then 1 when it is a complete table of the legal
- * moves, only not in score order (as match_sets()).
+ * table (dst is then undefined): *unsorted is then 1 when it is a
+ * complete table of the legal moves, only not in score order (as
+ * match_sets()).
  */
 static int
 zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
@@ -896,15 +905,15 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	pf_legal_sets *ls = &t->sets;
 	int32_t *restrict cp = t->cp;
 	double *restrict w = t->sorted;
-	uint16_t *restrict q = t->q;
 	uint32_t rem[PF_MAX_MOVES];
 	uint16_t count[RBUCKETS];
-	int edge[PF_MAX_MOVES];
-	uint8_t *p = dst + PF_POLICY_FIXED, *e;
-	long total = 0, deficit, acc;
-	int i, j, nz, kept, ne = 0, thr = RBUCKETS, need = 0, rank, bk;
-	int bad = 0, down = 0, quick;
+	uint8_t list[RBUCKETS][PF_MAX_MOVES];	/* indices by bucket */
+	uint8_t *p = dst + PF_POLICY_FIXED, *e, *edge;
+	const uint8_t *en;
+	long total = 0, deficit;
+	int i, j, nz, kept, ne, thr, rank, bk, bad = 0, quick;
 	int32_t prev = INT32_MAX, score, best, least;
+	int64_t down = 0;		/* negative once a score rises */
 	const double max32 = (double)PF_POLICY_QUANTA * 4294967296.0;
 	double scale, scale32, sum = 0, min, inv = 0, x, v;
 	uint64_t u;
@@ -922,9 +931,11 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	if (quick)
 		inv = 1.0 / (best - min);
 	for (j = 0; j < kept; j++) {
-		score = take_entry(ls, raw + PF_MOVESCORE_SIZE * j, &bad);
+		en = raw + PF_MOVESCORE_SIZE * j;
+		score = take_entry(ls, en, &bad);
+		pf_put32(p + 4 * j, pf_get16(en));
 		cp[j] = score;
-		down |= prev < score;
+		down |= (int64_t)prev - score;
 		prev = score;
 		x = (score - min) * inv;
 		v = (x * x) * (x * x);
@@ -932,17 +943,20 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 		sum += v;
 	}
 	for (; j < n; j++) {
-		score = take_entry(ls, raw + PF_MOVESCORE_SIZE * j, &bad);
+		en = raw + PF_MOVESCORE_SIZE * j;
+		score = take_entry(ls, en, &bad);
+		pf_put32(p + 4 * j, pf_get16(en));
 		cp[j] = score;
-		down |= prev < score;
+		down |= (int64_t)prev - score;
 		prev = score;
 	}
 	if (bad || !pf_legal_sets_empty(ls))
 		return -1;
-	if (down) {
+	if (down < 0) {
 		*unsorted = 1;
 		return -1;
 	}
+	payload_header(t, n, dst);
 	if (quick)
 		nz = kept;
 	else {
@@ -956,41 +970,48 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	memset(count, 0, sizeof(count));
 	for (i = 0; i < nz; i++) {
 		x = w[i] * scale32;
-		if (x > max32)
-			x = max32;
+		x = x > max32 ? max32 : x;
 		u = (uint64_t)(int64_t)x;	/* floor: 0 <= x < 2^48 */
-		q[i] = (uint16_t)(u >> 32);
+		pf_put16(p + 4 * i + 2, (uint16_t)(u >> 32));
 		total += (long)(u >> 32);
 		rem[i] = (uint32_t)u;
-		count[(uint32_t)u >> (32 - RBUCKET_BITS)]++;
+		bk = (int)((uint32_t)u >> (32 - RBUCKET_BITS));
+		list[bk][count[bk]++] = (uint8_t)i;	/* nz <= 256 */
 	}
 	deficit = PF_POLICY_QUANTA - total;
-	if (deficit < 0 || deficit >= nz)
-		quantize(w, nz, scale, q);	/* thr stays above every bucket */
-	else if (deficit > 0) {
-		for (thr = RBUCKETS - 1, acc = 0; acc + count[thr] < deficit;
-		    thr--)
-			acc += count[thr];
-		need = (int)(deficit - acc);	/* from bucket thr */
+	if (deficit == 0)
+		return PF_POLICY_FIXED + 4 * n;
+	if (deficit < 0 || deficit >= nz) {
+		quantize(w, nz, scale, t->q);
+		for (i = 0; i < nz; i++)
+			pf_put16(p + 4 * i + 2, t->q[i]);
+		return PF_POLICY_FIXED + 4 * n;
 	}
-	payload_header(t, n, dst);
-	for (i = 0; i < nz; i++, raw += PF_MOVESCORE_SIZE) {
-		bk = (int)(rem[i] >> (32 - RBUCKET_BITS));
-		pf_put32(p + 4 * i, (uint32_t)pf_get16(raw) |
-		    (uint32_t)(q[i] + (bk > thr)) << 16);
-		edge[ne] = i;
-		ne += bk == thr;
+	/* Every move of the buckets that the deficit covers whole gets its
+	   quantum (deficit < nz: the walk ends inside the buckets). */
+	for (thr = RBUCKETS - 1; deficit > 0 && count[thr] <= deficit;
+	    thr--) {
+		ne = count[thr];
+		edge = list[thr];
+		deficit -= ne;
+		for (j = 0; j < ne; j++) {
+			e = p + 4 * edge[j] + 2;
+			pf_put16(e, (uint16_t)(pf_get16(e) + 1));
+		}
 	}
-	for (; i < n; i++, raw += PF_MOVESCORE_SIZE)
-		pf_put32(p + 4 * i, pf_get16(raw));
-	/* The boundary bucket: larger remainder first, then lower index. */
+	if (deficit == 0)
+		return PF_POLICY_FIXED + 4 * n;
+	/* The boundary bucket, listed in index order: larger remainder
+	   first, then lower index; deficit of them get theirs. */
+	edge = list[thr];
+	ne = count[thr];
 	for (i = 0; i < ne; i++) {
 		rank = 0;
 		for (j = 0; j < ne; j++)
 			rank += (rem[edge[j]] > rem[edge[i]]) |
 			    ((rem[edge[j]] == rem[edge[i]]) & (j < i));
 		e = p + 4 * edge[i] + 2;
-		pf_put16(e, (uint16_t)(pf_get16(e) + (rank < need)));
+		pf_put16(e, (uint16_t)(pf_get16(e) + (rank < deficit)));
 	}
 	return PF_POLICY_FIXED + 4 * n;
 }

@@ -112,9 +112,10 @@ int	pf_target_policy_ext(pf_target *t, const pf_board *b,
  * bytes pf_policy_encode() writes) straight into dst, which has room for
  * PF_POLICY_PAYLOAD_MAX bytes: the per-record path of softtarget.
  * Returns the payload's length, 0 when the position has no legal moves
- * (no policy to store), or -1 with the reason in pf_target_error().
- * A complete zeman table in score order (what uci-eval --multipv all
- * writes) takes a path that generates no moves.
+ * (no policy to store), or -1 with the reason in pf_target_error(); dst
+ * holds nothing of use after 0 or -1.  A complete zeman table in score
+ * order (what uci-eval --multipv all writes) takes a path that generates
+ * no moves.
  */
 int	pf_target_policy_payload(pf_target *t, const pf_board *b,
 	    const uint8_t *data, uint32_t len, uint8_t *dst);
