@@ -1569,15 +1569,17 @@ sets_promotions(pf_move *m, int from, uint64_t t)
 	return m;
 }
 
-/* The rules of count_legal_impl(), with the sets kept. */
+/* The rules of count_legal_impl(), with the sets kept; us is a constant
+   in each build (pf_legal_sets_fill()), so the colour's shifts and masks
+   are folded. */
 static inline __attribute__((always_inline)) int
-legal_sets_impl(const pf_board *b, pf_legal_sets *s)
+legal_sets_impl(const pf_board *b, pf_legal_sets *s, const int us)
 {
-	int us = b->stm, them = !us, ksq = b->king_sq[us], from, n;
+	int them = !us, ksq = b->king_sq[us], from, n;
 	uint64_t own = b->by_colour[us], enemy = b->by_colour[them];
 	uint64_t occ = own | enemy, empty = ~occ, target, pinned, bb, t;
 	uint64_t kocc = occ ^ (1ULL << ksq), pawns, rank4, promo, diag, orth;
-	uint64_t kt = 0, fb, line;
+	uint64_t kt = 0, fb, one, two;
 	pf_move *m = s->special;
 
 	/* Every square of the side to move gets its set (only those are
@@ -1604,49 +1606,86 @@ legal_sets_impl(const pf_board *b, pf_legal_sets *s)
 	} else
 		target = ~own;
 	pinned = pinned_pieces(b, us);
-
-	/* A pinned piece keeps the targets on its pin line, and none when
-	   in check (as the generator). */
-#define PIN_LINE(from, fb) (pinned & (fb) ? (b->checkers ? 0 : \
-	pf_line[ksq][from]) : ~0ULL)
-	bb = b->by_type[PF_KNIGHT] & own;
-	while (bb) {
-		from = pop_lsb(&bb);
-		t = pinned >> from & 1 ? 0 : pf_knight_att[from] & target;
-		s->from[from] = t;
-		n += __builtin_popcountll(t);
-	}
-	diag = (b->by_type[PF_BISHOP] | b->by_type[PF_QUEEN]) & own;
-	orth = (b->by_type[PF_ROOK] | b->by_type[PF_QUEEN]) & own;
-	bb = diag | orth;
-	while (bb) {
-		from = pop_lsb(&bb);
-		fb = 1ULL << from;
-		/* Branch-free: both lookups, each kept by its mask (a
-		   queen keeps both). */
-		t = (pf_bishop_attacks(from, occ) & -(diag >> from & 1)) |
-		    (pf_rook_attacks(from, occ) & -(orth >> from & 1));
-		t &= target & PIN_LINE(from, fb);
-		s->from[from] = t;
-		n += __builtin_popcountll(t);
-	}
-
-	/* Pawns one by one, branch-free: a pinned pawn keeps only the
-	   targets on its pin line (none when in check, as the generator). */
 	pawns = b->by_type[PF_PAWN] & own;
 	promo = us == PF_WHITE ? 0xFFULL << 56 : 0xFFULL;
 	rank4 = us == PF_WHITE ? 0xFFULL << 24 : 0xFFULL << 32;
-	bb = pawns;
-	while (bb) {
-		uint64_t one, two;
 
+	/* The unpinned pieces, by kind (each slider looked up once, a
+	   queen both ways), and the unpinned pawns that do not promote. */
+	bb = b->by_type[PF_KNIGHT] & own & ~pinned;
+	while (bb) {
+		from = pop_lsb(&bb);
+		t = pf_knight_att[from] & target;
+		s->from[from] = t;
+		n += __builtin_popcountll(t);
+	}
+	diag = (b->by_type[PF_BISHOP] | b->by_type[PF_QUEEN]) & own & ~pinned;
+	orth = (b->by_type[PF_ROOK] | b->by_type[PF_QUEEN]) & own & ~pinned;
+	bb = diag & ~orth;
+	while (bb) {
+		from = pop_lsb(&bb);
+		t = pf_bishop_attacks(from, occ) & target;
+		s->from[from] = t;
+		n += __builtin_popcountll(t);
+	}
+	bb = orth & ~diag;
+	while (bb) {
+		from = pop_lsb(&bb);
+		t = pf_rook_attacks(from, occ) & target;
+		s->from[from] = t;
+		n += __builtin_popcountll(t);
+	}
+	bb = diag & orth;
+	while (bb) {
+		from = pop_lsb(&bb);
+		t = (pf_bishop_attacks(from, occ) | pf_rook_attacks(from,
+		    occ)) & target;
+		s->from[from] = t;
+		n += __builtin_popcountll(t);
+	}
+	bb = pawns & ~pinned & ~(us == PF_WHITE ? promo >> 8 : promo << 8);
+	while (bb) {
 		from = pop_lsb(&bb);
 		fb = 1ULL << from;
 		one = (us == PF_WHITE ? fb << 8 : fb >> 8) & empty;
 		two = (us == PF_WHITE ? one << 8 : one >> 8) & empty & rank4;
 		t = ((pf_pawn_att[us][from] & enemy) | one | two) & target;
-		line = PIN_LINE(from, fb);
-		t &= line;
+		s->from[from] = t;
+		n += __builtin_popcountll(t);
+	}
+
+	/* The rest one by one: a pinned piece keeps the targets on its pin
+	   line, and none when in check (as the generator); a pawn about to
+	   promote has its promotions among the special moves. */
+	bb = (own & ~(1ULL << ksq) & pinned) | (pawns & (us == PF_WHITE ?
+	    promo >> 8 : promo << 8));
+	while (bb) {
+		from = pop_lsb(&bb);
+		fb = 1ULL << from;
+		switch (PF_PIECE_TYPE(b->squares[from])) {
+		case PF_KNIGHT:
+			t = pf_knight_att[from];
+			break;
+		case PF_BISHOP:
+			t = pf_bishop_attacks(from, occ);
+			break;
+		case PF_ROOK:
+			t = pf_rook_attacks(from, occ);
+			break;
+		case PF_QUEEN:
+			t = pf_bishop_attacks(from, occ) |
+			    pf_rook_attacks(from, occ);
+			break;
+		default:	/* a pawn */
+			one = (us == PF_WHITE ? fb << 8 : fb >> 8) & empty;
+			two = (us == PF_WHITE ? one << 8 : one >> 8) & empty &
+			    rank4;
+			t = (pf_pawn_att[us][from] & enemy) | one | two;
+			break;
+		}
+		t &= target;
+		if (pinned & fb)
+			t &= b->checkers ? 0 : pf_line[ksq][from];
 		s->from[from] = t & ~promo;
 		n += __builtin_popcountll(t & ~promo);
 		if (t & promo)
@@ -1669,7 +1708,6 @@ legal_sets_impl(const pf_board *b, pf_legal_sets *s)
 				*m++ = PF_MAKE_MOVE(ksq, rsq, PF_MK_CASTLE, 0);
 		}
 	}
-#undef PIN_LINE
 done:
 	s->nspecial = (int)(m - s->special);
 	n += s->nspecial;
@@ -1680,14 +1718,16 @@ done:
 static int
 legal_sets_generic(const pf_board *b, pf_legal_sets *s)
 {
-	return legal_sets_impl(b, s);
+	return b->stm == PF_WHITE ? legal_sets_impl(b, s, PF_WHITE) :
+	    legal_sets_impl(b, s, PF_BLACK);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("popcnt"))) static int
 legal_sets_popcnt(const pf_board *b, pf_legal_sets *s)
 {
-	return legal_sets_impl(b, s);
+	return b->stm == PF_WHITE ? legal_sets_impl(b, s, PF_WHITE) :
+	    legal_sets_impl(b, s, PF_BLACK);
 }
 #endif
 
