@@ -911,7 +911,7 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	uint8_t *p = dst + PF_POLICY_FIXED, *e, *edge;
 	const uint8_t *en;
 	long total = 0, deficit;
-	int i, j, nz, kept, ne, thr, rank, bk, bad = 0, quick;
+	int i, j, k, nz, kept, ne, thr, bk, bad = 0, quick;
 	int32_t prev = INT32_MAX, score, best, least;
 	int64_t down = 0;		/* negative once a score rises */
 	const double max32 = (double)PF_POLICY_QUANTA * 4294967296.0;
@@ -1001,17 +1001,20 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	}
 	if (deficit == 0)
 		return PF_POLICY_FIXED + 4 * n;
-	/* The boundary bucket, listed in index order: larger remainder
-	   first, then lower index; deficit of them get theirs. */
+	/* The boundary bucket, listed in index order, sorted in place by
+	   larger remainder first (stable: then lower index); the first
+	   deficit of them get theirs. */
 	edge = list[thr];
 	ne = count[thr];
-	for (i = 0; i < ne; i++) {
-		rank = 0;
-		for (j = 0; j < ne; j++)
-			rank += (rem[edge[j]] > rem[edge[i]]) |
-			    ((rem[edge[j]] == rem[edge[i]]) & (j < i));
+	for (i = 1; i < ne; i++) {
+		k = edge[i];
+		for (j = i; j > 0 && rem[edge[j - 1]] < rem[k]; j--)
+			edge[j] = edge[j - 1];
+		edge[j] = (uint8_t)k;
+	}
+	for (i = 0; i < deficit; i++) {
 		e = p + 4 * edge[i] + 2;
-		pf_put16(e, (uint16_t)(pf_get16(e) + (rank < deficit)));
+		pf_put16(e, (uint16_t)(pf_get16(e) + 1));
 	}
 	return PF_POLICY_FIXED + 4 * n;
 }
