@@ -101,6 +101,8 @@ struct run {
 	int chain_used;		/* the previous record's board is in it */
 	pf_target *target;
 	pf_extbuf eb;
+	int tail;		/* build(): eb holds only the new extensions,
+				   to follow the record's own unchanged */
 	size_t linear_at;	/* build(): where in eb the reward goes */
 	int made;		/* build(): the record got a target */
 	uint64_t records, targeted;	/* read; given a target */
@@ -502,12 +504,14 @@ missing:
 /*
  * Build the record's new extension area in run->eb: its extensions minus
  * the targets this run replaces, then the policy and the value targets
- * (the linear reward is added later, when the game is complete).
- * 0, or -1 after reporting an error (the record is then written as it
- * came).
+ * (the linear reward is added later, when the game is complete).  When
+ * nothing is replaced and joined is 0, eb holds only the new extensions,
+ * to be written after the record's own (run->tail is set): the record's
+ * extensions are not copied.  0, or -1 after reporting an error (the
+ * record is then written as it came).
  */
 static int
-build(struct run *run, const pf_record *rec, uint64_t recno)
+build(struct run *run, const pf_record *rec, uint64_t recno, int joined)
 {
 	const struct opts *o = run->o;
 	pf_ext_iter it;
@@ -592,10 +596,11 @@ build(struct run *run, const pf_record *rec, uint64_t recno)
 	run->chain_used = 1;
 
 	pf_extbuf_reset(&run->eb);
-	if (nrepl == 0) {
+	run->tail = nrepl == 0 && !joined;
+	if (nrepl == 0 && joined) {
 		if (pf_extbuf_append_raw(&run->eb, rec->ext, rec->ext_len) < 0)
 			goto nomem;
-	} else {
+	} else if (nrepl > 0) {
 		pf_ext_iter_init(&it, rec);
 		while (pf_ext_next(&it, &x) == 1)
 			if (!replaced(o, &x) &&
@@ -849,11 +854,17 @@ emit(struct run *run, const pf_record *rec, uint64_t recno)
 {
 	pf_record out = *rec;
 
-	if (build(run, rec, recno) == 0) {
-		out.ext = run->eb.data;
-		out.ext_len = (uint32_t)run->eb.len;
-		run->targeted += run->made;
+	if (build(run, rec, recno, 0) < 0) {
+		pf_filter_put(&run->f, rec);
+		return;
 	}
+	run->targeted += run->made;
+	if (run->tail) {
+		pf_filter_put_tail(&run->f, rec, run->eb.data, run->eb.len);
+		return;
+	}
+	out.ext = run->eb.data;
+	out.ext_len = (uint32_t)run->eb.len;
 	pf_filter_put(&run->f, &out);
 }
 
@@ -890,7 +901,7 @@ process(struct run *run, const pf_record *rec, uint64_t recno)
 		emit(run, rec, recno);
 		return;
 	}
-	if ((ok = build(run, rec, recno) == 0)) {
+	if ((ok = build(run, rec, recno, 1) == 0)) {
 		ext = run->eb.data;
 		len = run->eb.len;
 	}

@@ -111,9 +111,16 @@ pf_filter_error(pf_filter *f, uint64_t recno, const char *fmt, ...)
 void
 pf_filter_put(pf_filter *f, const pf_record *rec)
 {
+	pf_filter_put_tail(f, rec, NULL, 0);
+}
+
+void
+pf_filter_put_tail(pf_filter *f, const pf_record *rec, const uint8_t *tail,
+    size_t tail_len)
+{
 	if (f->stop)
 		return;
-	if (pf_writer_put(f->w, rec) == -1) {
+	if (pf_writer_put_tail(f->w, rec, tail, tail_len) == -1) {
 		if (!pf_writer_broken_pipe(f->w)) {
 			pf_warnx("%s", pf_writer_error(f->w));
 			f->status = PF_EXIT_DATA;

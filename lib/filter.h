@@ -79,6 +79,10 @@ void	pf_filter_file(pf_filter *f, const char *path, pf_filter_fn fn,
 	    void *ctx);
 /* Write a record; a closed pipe downstream stops the run quietly. */
 void	pf_filter_put(pf_filter *f, const pf_record *rec);
+/* The same with tail[0..tail_len) after its ext bytes (more extensions:
+   pf_writer_put_tail()). */
+void	pf_filter_put_tail(pf_filter *f, const pf_record *rec,
+	    const uint8_t *tail, size_t tail_len);
 /* "prog: file: record N: message"; the status becomes PF_EXIT_DATA. */
 void	pf_filter_error(pf_filter *f, uint64_t recno, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));

@@ -1387,7 +1387,7 @@ flush_if_due(pf_writer *w)
 
 /* Count in n records, len bytes, just encoded at the block's end; then
    flush_if_due (the clock starts at a block's first record).  0 / -1. */
-static int
+static inline int
 counted(pf_writer *w, size_t len, uint32_t n)
 {
 	int first = w->blk_count == 0;
@@ -1445,6 +1445,48 @@ pf_writer_put(pf_writer *w, const pf_record *rec)
 	if (make_room(w, rlen) == -1)
 		return -1;
 	pf_record_encode(rec, w->blk + w->blk_len);
+	return counted(w, rlen, 1);
+}
+
+int
+pf_writer_put_tail(pf_writer *w, const pf_record *rec, const uint8_t *tail,
+    size_t tail_len)
+{
+	size_t rlen = (size_t)PF_CORE_SIZE + rec->ext_len + tail_len;
+	pf_record whole;
+	uint8_t *out, *ext;
+	int rv;
+
+	if (tail_len == 0)
+		return pf_writer_put(w, rec);
+	if (open_for_records(w) == -1)
+		return -1;
+	if (rlen > PF_BLOCK_MAX)
+		return too_long(w, rlen);
+	if ((rec->ext_len > 0 && !ext_area_ok(rec->ext, rec->ext_len)) ||
+	    !ext_area_ok(tail, tail_len)) {
+		/* The chain may still be whole across the two parts: check
+		   and report it as pf_writer_put() would. */
+		if ((ext = malloc(rec->ext_len + tail_len)) == NULL) {
+			werr(w, "out of memory");
+			return -1;
+		}
+		if (rec->ext_len > 0)
+			memcpy(ext, rec->ext, rec->ext_len);
+		memcpy(ext + rec->ext_len, tail, tail_len);
+		whole = *rec;
+		whole.ext = ext;
+		whole.ext_len = (uint32_t)(rec->ext_len + tail_len);
+		rv = pf_writer_put(w, &whole);
+		free(ext);
+		return rv;
+	}
+	if (make_room(w, rlen) == -1)
+		return -1;
+	out = w->blk + w->blk_len;
+	pf_record_encode(rec, out);
+	pf_put32(out, (uint32_t)rlen);
+	memcpy(out + rlen - tail_len, tail, tail_len);
 	return counted(w, rlen, 1);
 }
 

@@ -195,6 +195,13 @@ pf_writer	*pf_writer_open_fd(int fd, const char *name,
 /* Encode and buffer one record; its ext bytes are copied. 0 / -1. */
 int		 pf_writer_put(pf_writer *w, const pf_record *rec);
 /*
+ * The same for rec with tail[0..tail_len) after its ext bytes (more
+ * extensions), without joining them first: the record, the bytes and the
+ * checks are those of pf_writer_put() of the joined record.  0 / -1.
+ */
+int		 pf_writer_put_tail(pf_writer *w, const pf_record *rec,
+		    const uint8_t *tail, size_t tail_len);
+/*
  * Records encoded in place, for a writer of many records a call
  * (pgn2pos): pf_writer_room returns the free space at the end of the
  * current block, with room for at least min bytes (the block is written
