@@ -901,7 +901,8 @@ pf_is_legal(const pf_board *b, pf_move m)
 		    b->checkers;
 	} else
 		target = ~own;
-	if (pinned_pieces(b, us) & fromb) {
+	/* Only a piece on a line through the king can be pinned. */
+	if (pf_line[ksq][from] && (pinned_pieces(b, us) & fromb)) {
 		if (b->checkers)
 			return 0;
 		target &= pf_line[ksq][from];
