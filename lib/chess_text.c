@@ -940,8 +940,8 @@ unpack_fast(pf_board *b, const uint8_t in[PF_PACKED_SIZE], int chess960)
 {
 	uint64_t occ = get64le(in), lo = get64le(in + 8), hi = get64le(in + 16);
 	uint64_t bb = occ, bt[8] = { 0 }, black = 0, castle = 0, bit, nib;
-	uint64_t white, kings, pawns, cr, rooks, below;
-	int n = popcount(occ), i, sq, t, c, ep, bad7 = 0, ksq;
+	uint64_t white, kings, pawns, cr, rooks, below, word;
+	int n = popcount(occ), i, sq, t, c, ep, ksq;
 	pf_board nb;
 
 	if (n > 32)
@@ -950,25 +950,33 @@ unpack_fast(pf_board *b, const uint8_t in[PF_PACKED_SIZE], int chess960)
 	if (n < 16 ? (n > 0 ? lo >> (4 * n) : lo) != 0 || hi != 0 :
 	    n < 32 && (n > 16 ? hi >> (4 * (n - 16)) : hi) != 0)
 		return -1;
+	/* No piece code 7 or 15 (type bits all set; the nibbles past the
+	   pieces are 0). */
+	if ((lo & lo >> 1 & lo >> 2 & 0x1111111111111111ULL) != 0 ||
+	    (hi & hi >> 1 & hi >> 2 & 0x1111111111111111ULL) != 0)
+		return -1;
 	pf_board_clear(&nb);
+	/* The nibbles in order, from one word then the other; a nibble is
+	   the piece code (PF_PIECE()), but for type 6, a castling rook. */
+	word = lo;
 	for (i = 0; bb; i++) {
+		if (i == 16)
+			word = hi;
 		sq = __builtin_ctzll(bb);
 		bit = bb & (0 - bb);
 		bb &= bb - 1;
-		nib = (i < 16 ? lo >> (4 * i) : hi >> (4 * (i - 16))) & 15;
+		nib = word & 15;
+		word >>= 4;
 		t = (int)(nib & 7);
-		c = (int)(nib >> 3);
-		bad7 |= t == 7;
+		nb.squares[sq] = (uint8_t)nib;
 		if (t == 6) {
 			castle |= bit;
 			t = PF_ROOK;
+			nb.squares[sq] = PF_PIECE((int)(nib >> 3), PF_ROOK);
 		}
 		bt[t] |= bit;
-		black |= (uint64_t)c << sq;
-		nb.squares[sq] = PF_PIECE(c, t);
+		black |= bit & (0 - (nib >> 3));
 	}
-	if (bad7)
-		return -1;
 	white = occ & ~black;
 	for (t = 0; t < 6; t++)
 		nb.by_type[t] = bt[t];
