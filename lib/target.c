@@ -362,9 +362,10 @@ quantize_positive(const double *w, int n, double scale, uint16_t *q)
 {
 	uint32_t rem[PF_MAX_MOVES];
 	uint16_t count[RBUCKETS];
-	int edge[PF_MAX_MOVES];
-	long total = 0, deficit, acc;
-	int i, j, ne = 0, thr, need, rank;
+	uint8_t list[RBUCKETS][PF_MAX_MOVES];	/* indices by bucket */
+	uint8_t *edge;
+	long total = 0, deficit;
+	int i, j, k, ne, thr, bk;
 	const double scale32 = scale * 4294967296.0;
 	const double max32 = (double)PF_POLICY_QUANTA * 4294967296.0;
 	double x;
@@ -373,13 +374,13 @@ quantize_positive(const double *w, int n, double scale, uint16_t *q)
 	memset(count, 0, sizeof(count));
 	for (i = 0; i < n; i++) {
 		x = w[i] * scale32;
-		if (x > max32)
-			x = max32;
+		x = x > max32 ? max32 : x;
 		u = (uint64_t)(int64_t)x;	/* floor: 0 <= x < 2^48 */
 		q[i] = (uint16_t)(u >> 32);
 		total += (long)(u >> 32);
 		rem[i] = (uint32_t)u;
-		count[(uint32_t)u >> (32 - RBUCKET_BITS)]++;
+		bk = (int)((uint32_t)u >> (32 - RBUCKET_BITS));
+		list[bk][count[bk]++] = (uint8_t)i;	/* n <= 256 */
 	}
 	deficit = PF_POLICY_QUANTA - total;
 	if (deficit == 0)
@@ -388,23 +389,31 @@ quantize_positive(const double *w, int n, double scale, uint16_t *q)
 		quantize(w, n, scale, q);
 		return;
 	}
-	for (thr = RBUCKETS - 1, acc = 0; acc + count[thr] < deficit; thr--)
-		acc += count[thr];
-	need = (int)(deficit - acc);	/* from bucket thr */
-	for (i = 0; i < n; i++) {
-		int b = (int)(rem[i] >> (32 - RBUCKET_BITS));
-
-		q[i] += b > thr;
-		edge[ne] = i;
-		ne += b == thr;
-	}
-	for (i = 0; i < ne; i++) {
-		rank = 0;
+	/* Every move of the buckets that the deficit covers whole gets its
+	   quantum (deficit < n: the walk ends inside the buckets). */
+	for (thr = RBUCKETS - 1; deficit > 0 && count[thr] <= deficit;
+	    thr--) {
+		ne = count[thr];
+		edge = list[thr];
+		deficit -= ne;
 		for (j = 0; j < ne; j++)
-			rank += (rem[edge[j]] > rem[edge[i]]) |
-			    ((rem[edge[j]] == rem[edge[i]]) & (j < i));
-		q[edge[i]] += rank < need;
+			q[edge[j]]++;
 	}
+	if (deficit == 0)
+		return;
+	/* The boundary bucket, listed in index order, sorted in place by
+	   larger remainder first (stable: then lower index); the first
+	   deficit of them get theirs. */
+	edge = list[thr];
+	ne = count[thr];
+	for (i = 1; i < ne; i++) {
+		k = edge[i];
+		for (j = i; j > 0 && rem[edge[j - 1]] < rem[k]; j--)
+			edge[j] = edge[j - 1];
+		edge[j] = (uint8_t)k;
+	}
+	for (i = 0; i < deficit; i++)
+		q[edge[i]]++;
 }
 
 int
