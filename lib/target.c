@@ -884,6 +884,17 @@ entry_cp(const uint8_t *e)
 	    score;
 }
 
+/* The scores of a table's n entries in centipawns (mates mapped), into
+   cp: for zeman_fast()'s callers and its rare cases. */
+static void
+table_cp(const uint8_t *raw, int n, int32_t *cp)
+{
+	int j;
+
+	for (j = 0; j < n; j++)
+		cp[j] = entry_cp(raw + PF_MOVESCORE_SIZE * j);
+}
+
 /*
  * The fast path of pf_target_policy_payload(): a zeman policy from a
  * complete table in score order (what uci-eval --multipv all writes),
@@ -914,7 +925,7 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	pf_legal_sets *ls = &t->sets;
 	int32_t *restrict cp = t->cp;
 	double *restrict w = t->sorted;
-	uint32_t rem[PF_MAX_MOVES];
+	uint32_t rem[PF_MAX_MOVES];	/* the boundary bucket's */
 	uint16_t count[RBUCKETS];
 	uint8_t list[RBUCKETS][PF_MAX_MOVES];	/* indices by bucket */
 	uint8_t *p = dst + PF_POLICY_FIXED, *e, *edge;
@@ -943,7 +954,6 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 		en = raw + PF_MOVESCORE_SIZE * j;
 		score = take_entry(ls, en, &bad);
 		pf_put32(p + 4 * j, pf_get16(en));
-		cp[j] = score;
 		down |= (int64_t)prev - score;
 		prev = score;
 		x = (score - min) * inv;
@@ -955,13 +965,13 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 		en = raw + PF_MOVESCORE_SIZE * j;
 		score = take_entry(ls, en, &bad);
 		pf_put32(p + 4 * j, pf_get16(en));
-		cp[j] = score;
 		down |= (int64_t)prev - score;
 		prev = score;
 	}
 	if (bad || !pf_legal_sets_empty(ls))
 		return -1;
 	if (down < 0) {
+		table_cp(raw, n, cp);
 		*unsorted = 1;
 		return -1;
 	}
@@ -969,6 +979,7 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	if (quick)
 		nz = kept;
 	else {
+		table_cp(raw, n, cp);
 		sum = zeman_sorted(t, cp, n, w);
 		nz = n;
 	}
@@ -983,7 +994,6 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 		u = (uint64_t)(int64_t)x;	/* floor: 0 <= x < 2^48 */
 		pf_put16(p + 4 * i + 2, (uint16_t)(u >> 32));
 		total += (long)(u >> 32);
-		rem[i] = (uint32_t)u;
 		bk = (int)((uint32_t)u >> (32 - RBUCKET_BITS));
 		list[bk][count[bk]++] = (uint8_t)i;	/* nz <= 256 */
 	}
@@ -1015,11 +1025,20 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	   deficit of them get theirs. */
 	edge = list[thr];
 	ne = count[thr];
+	for (i = 0; i < ne; i++) {	/* the remainders again, as above */
+		x = w[edge[i]] * scale32;
+		x = x > max32 ? max32 : x;
+		rem[i] = (uint32_t)(uint64_t)(int64_t)x;
+	}
 	for (i = 1; i < ne; i++) {
 		k = edge[i];
-		for (j = i; j > 0 && rem[edge[j - 1]] < rem[k]; j--)
+		u = rem[i];
+		for (j = i; j > 0 && rem[j - 1] < u; j--) {
 			edge[j] = edge[j - 1];
+			rem[j] = rem[j - 1];
+		}
 		edge[j] = (uint8_t)k;
+		rem[j] = (uint32_t)u;
 	}
 	for (i = 0; i < deficit; i++) {
 		e = p + 4 * edge[i] + 2;
