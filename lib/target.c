@@ -21,6 +21,12 @@
 #define MOVE_KEY(m)	((unsigned)(m) & 0x0FFFu)
 #define GEN_MAX		0x00FFFFFFu
 
+/* A table entry's first 32-bit word (ext.h: the move, then the score
+   kind) with any of these bits set is not a normal move with a
+   centipawn score (PF_SCORE_CP is 0): a castling, en passant or
+   promotion move, or a mate or unknown score kind. */
+#define ENTRY_UNUSUAL	0x00FFF000u
+
 struct pf_target {
 	pf_policy_params params;
 	uint32_t gen;			/* 1..GEN_MAX */
@@ -516,11 +522,13 @@ zeman_sorted(const pf_target *t, const int32_t *cp, int n, double *w)
  * the conditions does not hold (the caller then takes the careful path,
  * which finds the first problem in table order and names it).
  *
- * Two table moves with the same squares are refused here (only
- * promotions share squares), so each slot names one table move, and a
- * legal move is in the table exactly when its slot names a table move
- * equal to it.  Distinct legal moves are distinct codes, so n such hits
- * mean every table move is legal.
+ * Each slot names the last table move with its squares, and a legal
+ * move is in the table exactly when its slot names a table move equal to
+ * it.  Distinct legal moves are distinct codes, and a slot names one
+ * move, so each slot gives at most one such hit: n hits need n slots,
+ * that is no two table moves with the same squares (which only
+ * promotions, refused here, may share), and mean every table move is
+ * legal.
  */
 static int
 match_fast(pf_target *t, const uint8_t *raw, int n, int nlegal,
@@ -533,7 +541,6 @@ match_fast(pf_target *t, const uint8_t *raw, int n, int nlegal,
 	uint32_t gen, e;
 	int i, j, r, matched = 0, bad = 0, down = 0;
 	int32_t prev = INT32_MAX;
-	unsigned k;
 
 	if (++t->gen > GEN_MAX) {
 		memset(t->slot, 0, sizeof(t->slot));
@@ -541,21 +548,22 @@ match_fast(pf_target *t, const uint8_t *raw, int n, int nlegal,
 	}
 	gen = t->gen;
 	for (j = 0; j < n; j++, raw += PF_MOVESCORE_SIZE) {
-		pf_move m = pf_get16(raw);
+		uint32_t lo = pf_get32(raw);
+		pf_move m = (pf_move)(lo & 0xFFFFu);
 		int32_t score = (int32_t)pf_get32(raw + 4);
 
-		k = MOVE_KEY(m);
-		bad |= (slot[k] >> 8) == gen;		/* same squares twice */
-		bad |= PF_MOVE_KIND(m) == PF_MK_PROMOTION;
-		slot[k] = gen << 8 | (uint32_t)j;
+		if (__builtin_expect((lo & ENTRY_UNUSUAL) != 0, 0)) {
+			bad |= PF_MOVE_KIND(m) == PF_MK_PROMOTION;
+			if (raw[2] != PF_SCORE_CP) {
+				bad |= raw[2] != PF_SCORE_MATE;
+				score = pf_score_cp(PF_SCORE_MATE, score);
+			}
+		}
+		slot[MOVE_KEY(m)] = gen << 8 | (uint32_t)j;
 		tmove[j] = m;
 		/* The table order is the usual final order (see
 		   policy_core()). */
 		outmove[j] = m;
-		if (raw[2] != PF_SCORE_CP) {
-			bad |= raw[2] != PF_SCORE_MATE;
-			score = pf_score_cp(PF_SCORE_MATE, score);
-		}
 		cp[j] = score;
 		down |= prev < score;
 		prev = score;
@@ -589,7 +597,6 @@ match_fast(pf_target *t, const uint8_t *raw, int n, int nlegal,
  * legal stays on, and one flipped twice is on again), and that is all
  * the callers conclude from (see match_sets()).
  */
-#define ENTRY_UNUSUAL	0x00FFF000u
 static inline int32_t
 take_entry(pf_legal_sets *ls, const uint8_t *e, int *bad)
 {
