@@ -359,6 +359,54 @@ quantize(const double *w, int n, double scale, uint16_t *q)
 }
 
 /*
+ * The remainder bucket where the deficit of the quantisers below runs
+ * out: count holds the moves of each bucket, 0 < *need < n their sum.
+ * Returns the bucket, thr; every move of a bucket above it gets a
+ * quantum, and *need becomes the number of moves of bucket thr that get
+ * one (1 to count[thr]).
+ */
+static int
+boundary_bucket(const uint16_t *count, long *need)
+{
+	int thr;
+
+	for (thr = RBUCKETS - 1; count[thr] < *need; thr--)
+		*need -= count[thr];
+	return thr;
+}
+
+/*
+ * Sort the ne moves of the boundary bucket (edge[], in index order) by
+ * decreasing remainder, stably (equal ones stay in index order); the
+ * remainders, those of quantize(), are computed again from w and scale32
+ * for these few moves.
+ */
+static void
+sort_boundary(uint8_t *edge, int ne, const double *w, double scale32)
+{
+	const double max32 = (double)PF_POLICY_QUANTA * 4294967296.0;
+	uint32_t rem[PF_MAX_MOVES], r;
+	int i, j, k;
+	double x;
+
+	for (i = 0; i < ne; i++) {
+		x = w[edge[i]] * scale32;
+		x = x > max32 ? max32 : x;
+		rem[i] = (uint32_t)(uint64_t)(int64_t)x;
+	}
+	for (i = 1; i < ne; i++) {
+		k = edge[i];
+		r = rem[i];
+		for (j = i; j > 0 && rem[j - 1] < r; j--) {
+			edge[j] = edge[j - 1];
+			rem[j] = rem[j - 1];
+		}
+		edge[j] = (uint8_t)k;
+		rem[j] = r;
+	}
+}
+
+/*
  * quantize() for weights that are all positive (every one a candidate,
  * so no index map): the policy path, where the zero tail is cut off
  * before.  The same result as quantize().
@@ -366,12 +414,10 @@ quantize(const double *w, int n, double scale, uint16_t *q)
 static void
 quantize_positive(const double *w, int n, double scale, uint16_t *q)
 {
-	uint32_t rem[PF_MAX_MOVES];
 	uint16_t count[RBUCKETS];
-	uint8_t list[RBUCKETS][PF_MAX_MOVES];	/* indices by bucket */
-	uint8_t *edge;
+	uint8_t bkt[PF_MAX_MOVES], edge[PF_MAX_MOVES];
 	long total = 0, deficit;
-	int i, j, k, ne, thr, bk;
+	int i, thr, ne = 0;
 	const double scale32 = scale * 4294967296.0;
 	const double max32 = (double)PF_POLICY_QUANTA * 4294967296.0;
 	double x;
@@ -384,9 +430,8 @@ quantize_positive(const double *w, int n, double scale, uint16_t *q)
 		u = (uint64_t)(int64_t)x;	/* floor: 0 <= x < 2^48 */
 		q[i] = (uint16_t)(u >> 32);
 		total += (long)(u >> 32);
-		rem[i] = (uint32_t)u;
-		bk = (int)((uint32_t)u >> (32 - RBUCKET_BITS));
-		list[bk][count[bk]++] = (uint8_t)i;	/* n <= 256 */
+		bkt[i] = (uint8_t)((uint32_t)u >> (32 - RBUCKET_BITS));
+		count[bkt[i]]++;
 	}
 	deficit = PF_POLICY_QUANTA - total;
 	if (deficit == 0)
@@ -395,29 +440,14 @@ quantize_positive(const double *w, int n, double scale, uint16_t *q)
 		quantize(w, n, scale, q);
 		return;
 	}
-	/* Every move of the buckets that the deficit covers whole gets its
-	   quantum (deficit < n: the walk ends inside the buckets). */
-	for (thr = RBUCKETS - 1; deficit > 0 && count[thr] <= deficit;
-	    thr--) {
-		ne = count[thr];
-		edge = list[thr];
-		deficit -= ne;
-		for (j = 0; j < ne; j++)
-			q[edge[j]]++;
+	/* Branch-free over the moves: which bucket each is in is random. */
+	thr = boundary_bucket(count, &deficit);
+	for (i = 0; i < n; i++) {
+		q[i] += bkt[i] > thr;
+		edge[ne] = (uint8_t)i;
+		ne += bkt[i] == thr;
 	}
-	if (deficit == 0)
-		return;
-	/* The boundary bucket, listed in index order, sorted in place by
-	   larger remainder first (stable: then lower index); the first
-	   deficit of them get theirs. */
-	edge = list[thr];
-	ne = count[thr];
-	for (i = 1; i < ne; i++) {
-		k = edge[i];
-		for (j = i; j > 0 && rem[edge[j - 1]] < rem[k]; j--)
-			edge[j] = edge[j - 1];
-		edge[j] = (uint8_t)k;
-	}
+	sort_boundary(edge, ne, w, scale32);
 	for (i = 0; i < deficit; i++)
 		q[edge[i]]++;
 }
@@ -914,11 +944,11 @@ table_cp(const uint8_t *raw, int n, int32_t *cp)
  * kept - 1's, both read before the pass (the pass checks the order).
  * The arithmetic is zeman_sorted()'s, so the weights are the same; the
  * quantisation is quantize_positive()'s, written in place: the second
- * pass stores each floor in its pair and lists the moves by remainder
- * bucket, the moves of the buckets above the boundary one then get their
- * quantum, and the few of the boundary bucket are ranked and get
- * theirs.  The same bytes as the sorted branch of policy_core() followed
- * by pf_policy_encode().
+ * pass stores each floor in its pair and notes each remainder's bucket,
+ * a pass adds the quantum of every remainder above the boundary bucket,
+ * and the few of the boundary bucket are ranked after and get theirs.
+ * The same bytes as the sorted branch of policy_core() followed by
+ * pf_policy_encode().
  *
  * Returns the payload's length, or -1 when the table is not such a
  * table (dst is then undefined): *unsorted is then 1 when it is a
@@ -932,13 +962,12 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 	pf_legal_sets *ls = &t->sets;
 	int32_t *restrict cp = t->cp;
 	double *restrict w = t->sorted;
-	uint32_t rem[PF_MAX_MOVES];	/* the boundary bucket's */
 	uint16_t count[RBUCKETS];
-	uint8_t list[RBUCKETS][PF_MAX_MOVES];	/* indices by bucket */
-	uint8_t *p = dst + PF_POLICY_FIXED, *e, *edge;
+	uint8_t bkt[PF_MAX_MOVES], edge[PF_MAX_MOVES];
+	uint8_t *p = dst + PF_POLICY_FIXED, *e;
 	const uint8_t *en;
 	long total = 0, deficit;
-	int i, j, k, nz, kept, ne, thr, bk, bad = 0, quick;
+	int i, j, nz, kept, thr, ne = 0, bad = 0, quick;
 	int32_t prev = INT32_MAX, score, best, least;
 	int64_t down = 0;		/* negative once a score rises */
 	const double max32 = (double)PF_POLICY_QUANTA * 4294967296.0;
@@ -1001,8 +1030,8 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 		u = (uint64_t)(int64_t)x;	/* floor: 0 <= x < 2^48 */
 		pf_put16(p + 4 * i + 2, (uint16_t)(u >> 32));
 		total += (long)(u >> 32);
-		bk = (int)((uint32_t)u >> (32 - RBUCKET_BITS));
-		list[bk][count[bk]++] = (uint8_t)i;	/* nz <= 256 */
+		bkt[i] = (uint8_t)((uint32_t)u >> (32 - RBUCKET_BITS));
+		count[bkt[i]]++;
 	}
 	deficit = PF_POLICY_QUANTA - total;
 	if (deficit == 0)
@@ -1013,40 +1042,15 @@ zeman_fast(pf_target *t, const pf_board *b, const uint8_t *raw, int n,
 			pf_put16(p + 4 * i + 2, t->q[i]);
 		return PF_POLICY_FIXED + 4 * n;
 	}
-	/* Every move of the buckets that the deficit covers whole gets its
-	   quantum (deficit < nz: the walk ends inside the buckets). */
-	for (thr = RBUCKETS - 1; deficit > 0 && count[thr] <= deficit;
-	    thr--) {
-		ne = count[thr];
-		edge = list[thr];
-		deficit -= ne;
-		for (j = 0; j < ne; j++) {
-			e = p + 4 * edge[j] + 2;
-			pf_put16(e, (uint16_t)(pf_get16(e) + 1));
-		}
+	/* Branch-free over the moves: which bucket each is in is random. */
+	thr = boundary_bucket(count, &deficit);
+	for (i = 0; i < nz; i++) {
+		e = p + 4 * i + 2;
+		pf_put16(e, (uint16_t)(pf_get16(e) + (bkt[i] > thr)));
+		edge[ne] = (uint8_t)i;
+		ne += bkt[i] == thr;
 	}
-	if (deficit == 0)
-		return PF_POLICY_FIXED + 4 * n;
-	/* The boundary bucket, listed in index order, sorted in place by
-	   larger remainder first (stable: then lower index); the first
-	   deficit of them get theirs. */
-	edge = list[thr];
-	ne = count[thr];
-	for (i = 0; i < ne; i++) {	/* the remainders again, as above */
-		x = w[edge[i]] * scale32;
-		x = x > max32 ? max32 : x;
-		rem[i] = (uint32_t)(uint64_t)(int64_t)x;
-	}
-	for (i = 1; i < ne; i++) {
-		k = edge[i];
-		u = rem[i];
-		for (j = i; j > 0 && rem[j - 1] < u; j--) {
-			edge[j] = edge[j - 1];
-			rem[j] = rem[j - 1];
-		}
-		edge[j] = (uint8_t)k;
-		rem[j] = (uint32_t)u;
-	}
+	sort_boundary(edge, ne, w, scale32);
 	for (i = 0; i < deficit; i++) {
 		e = p + 4 * edge[i] + 2;
 		pf_put16(e, (uint16_t)(pf_get16(e) + 1));
