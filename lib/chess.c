@@ -1580,7 +1580,7 @@ legal_sets_impl(const pf_board *b, pf_legal_sets *s, const int us)
 	uint64_t own = b->by_colour[us], enemy = b->by_colour[them];
 	uint64_t occ = own | enemy, empty = ~occ, target, pinned, bb, t;
 	uint64_t kocc = occ ^ (1ULL << ksq), pawns, rank4, promo, diag, orth;
-	uint64_t kt = 0, fb, one, two;
+	uint64_t kt = 0, fb, one, two, pm;
 	pf_move *m = s->special;
 
 	/* Every square of the side to move gets its set (only those are
@@ -1663,6 +1663,7 @@ legal_sets_impl(const pf_board *b, pf_legal_sets *s, const int us)
 	while (bb) {
 		from = pop_lsb(&bb);
 		fb = 1ULL << from;
+		pm = 0;		/* a pawn's promotion squares */
 		switch (PF_PIECE_TYPE(b->squares[from])) {
 		case PF_KNIGHT:
 			t = pf_knight_att[from];
@@ -1682,15 +1683,16 @@ legal_sets_impl(const pf_board *b, pf_legal_sets *s, const int us)
 			two = (us == PF_WHITE ? one << 8 : one >> 8) & empty &
 			    rank4;
 			t = (pf_pawn_att[us][from] & enemy) | one | two;
+			pm = promo;
 			break;
 		}
 		t &= target;
 		if (pinned & fb)
 			t &= b->checkers ? 0 : pf_line[ksq][from];
-		s->from[from] = t & ~promo;
-		n += __builtin_popcountll(t & ~promo);
-		if (t & promo)
-			m = sets_promotions(m, from, t & promo);
+		s->from[from] = t & ~pm;
+		n += __builtin_popcountll(t & ~pm);
+		if (t & pm)
+			m = sets_promotions(m, from, t & pm);
 	}
 	if (b->ep != PF_SQ_NONE) {
 		bb = pf_pawn_att[them][b->ep] & pawns;

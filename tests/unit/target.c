@@ -698,6 +698,11 @@ test_legal_sets(void)
 		    "- 2 9",
 		"8/8/3k4/2pP4/8/8/8/4K3 w - c6 0 2",
 		"4k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1",
+		/* pinned sliders whose pin line reaches the last rank */
+		"4r1k1/8/8/8/8/4Q3/4K3/8 w - - 0 1",
+		"8/4k3/4q3/8/8/8/8/4R1K1 b - - 0 1",
+		"qbbnnrkr/2pp2pp/p7/1p2p3/8/P3QQ2/1NPP1KPP/QBBNNR1R w hf - "
+		    "5 9",
 	};
 	pf_legal_sets *ls = calloc(1, sizeof(*ls));
 	pf_board b;
