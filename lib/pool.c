@@ -293,7 +293,7 @@ engine_line(pf_pool *p, struct engine *E, const char *line)
 			ready(p, E);
 		break;
 	case E_READY:
-		if (strcmp(line, "readyok") != 0)
+		if (!pf_uci_is_readyok(line))
 			break;
 		/* A restarted engine goes on with the search it held: it is
 		   fresh, so no "ucinewgame" is needed. */
@@ -303,7 +303,7 @@ engine_line(pf_pool *p, struct engine *E, const char *line)
 			E->state = E_IDLE;
 		break;
 	case E_NEWGAME:
-		if (strcmp(line, "readyok") == 0)
+		if (pf_uci_is_readyok(line))
 			send_search(p, E);
 		break;
 	case E_SEARCH:

@@ -434,11 +434,21 @@ send_and_wait(pf_uci *u, const char *cmd, int (*done)(pf_uci *, const char *),
 	}
 }
 
+int
+pf_uci_is_readyok(const char *line)
+{
+	const char *rest;
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	return starts_with_word(line, "readyok", &rest) && *rest == '\0';
+}
+
 static int
 is_readyok(pf_uci *u, const char *line)
 {
 	(void)u;
-	return strcmp(line, "readyok") == 0;
+	return pf_uci_is_readyok(line);
 }
 
 int

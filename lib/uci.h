@@ -96,6 +96,9 @@ int	 pf_uci_has_option(const pf_uci *u, const char *name);
  */
 int	 pf_uci_check_option(const pf_uci *u, const char *name,
 	    const char *value, char *why, size_t len);
+/* 1 if line is "readyok", blanks around it allowed (UCI allows any
+   between tokens), else 0. */
+int	 pf_uci_is_readyok(const char *line);
 /* "isready" and wait for "readyok", blocking.  0 / -1. */
 int	 pf_uci_sync(pf_uci *u, int timeout_ms);
 

@@ -826,6 +826,18 @@ expected_segments() {
 	[ "$(posdump --fields eval out.pos | grep -c 'src=engine')" -eq 6 ]
 }
 
+@test "blanks around readyok and uciok are allowed, as UCI allows them between tokens" {
+	games 1 4 > in.pos
+	printf '#!/bin/sh\n"%s" | sed -u "s/^readyok$/ readyok \\t/; s/^uciok$/uciok /"\n' \
+	    "$FAKE" > blanks.sh
+	chmod +x blanks.sh
+	# isready at the start, then ucinewgame's isready
+	run timeout 60 uci-eval -d 1 -j 1 --timeout 300 -e ./blanks.sh in.pos -o out.pos
+	assert_success
+	assert_output --partial "0 restarts"
+	[ "$(posdump --fields eval out.pos | grep -c 'src=engine')" -eq 4 ]
+}
+
 @test "slow start is waited for" {
 	fens "$START" > in.pos
 	FAKE_SLOW_START=1200 run uci-eval -d 1 -j 1 --timeout 200 -e "$FAKE" in.pos -o out.pos

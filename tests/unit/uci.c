@@ -53,6 +53,10 @@ test_parse_info(void)
 	    "not an info line");
 	CHECK(pf_uci_parse_info("info depth 3 foo score cp 9", &in) == 1 &&
 	    in.score == 9, "unknown tokens are skipped");
+	CHECK(pf_uci_is_readyok("readyok") && pf_uci_is_readyok(" readyok") &&
+	    pf_uci_is_readyok("readyok \t"), "readyok, blanks around it");
+	CHECK(!pf_uci_is_readyok("readyokay") && !pf_uci_is_readyok("") &&
+	    !pf_uci_is_readyok("readyok now"), "not readyok");
 }
 
 static pf_uci_search *
