@@ -172,7 +172,7 @@ struct run {
 	int progress_tty;
 	/* counters */
 	uint64_t nread, written, searched, hits, terminal, skipped, failed,
-	    invalid, dropped, notable, badtable, restarts;
+	    invalid, dropped, notable, badtable, fewlines, restarts;
 };
 
 static volatile sig_atomic_t got_signal;
@@ -676,6 +676,13 @@ engine_eval(struct run *R, const pf_uci_search *S_in, pf_extbuf *out)
 		/* the engine's lines, or the limit */
 		if (S->table_faults > 0) {
 			R->badtable++;
+			return SR_FAULT;
+		}
+		/* A depth limit ends no iteration early: every depth up to
+		   it had all its lines, so missing ones are the engine's (it
+		   ignores MultiPV, or its maximum is below the count). */
+		if (R->o->limit_kind == PF_LIMIT_DEPTH) {
+			R->fewlines++;
 			return SR_FAULT;
 		}
 		R->notable++;
@@ -1811,6 +1818,13 @@ main(int argc, char **argv)
 		pf_warnx("%llu positions without a complete per-move table: "
 		    "the engine named a move twice, or an illegal one, in "
 		    "its MultiPV lines", (unsigned long long)R.badtable);
+		R.status = PF_EXIT_DATA;
+	}
+	if (R.fewlines) {
+		/* an engine fault too */
+		pf_warnx("%llu positions without a complete per-move table: "
+		    "the engine reported fewer MultiPV lines than asked at the "
+		    "depth limit", (unsigned long long)R.fewlines);
 		R.status = PF_EXIT_DATA;
 	}
 	progress(&R, 1);

@@ -236,6 +236,25 @@ final_tables() {
 	[[ "$stderr" != *"without a complete per-move table"* ]] || fail "$stderr"
 }
 
+@test "a depth limit the engine reports fewer MultiPV lines at (an engine ignoring MultiPV): no table, the engine's fault, exit 1, not cached" {
+	fens "$START" "$KIWIPETE" > in.pos
+	printf '#!/bin/sh\n"%s" | grep --line-buffered -v " multipv [2-9]"\n' \
+	    "$FAKE" > onepv.sh
+	chmod +x onepv.sh
+	for pass in first rerun; do
+		run --separate-stderr uci-eval -d 2 -m 3 -j 1 --cache f.cache \
+		    -e ./onepv.sh in.pos -o out.pos
+		[ "$status" -eq 1 ] || fail "$pass: status $status: $stderr"
+		[[ "$stderr" == *"uci-eval: 2 positions without a complete per-move table: the engine reported fewer MultiPV lines than asked at the depth limit"* ]] || fail "$pass: $stderr"
+		[[ "$stderr" != *"the limit ended the search too early"* ]] || fail "$pass: $stderr"
+		# not cached: the rerun searches again
+		[[ "$stderr" == *" 2 searched, 0 cache hits"* ]] || fail "$pass: $stderr"
+	done
+	run posdump --json out.pos
+	[ "$(jq -s '[.[].exts[] | select(.type == "eval")] | length' <<< "$output")" -eq 2 ]
+	[ "$(jq -s '[.[].exts[] | select(.type == "movescores")] | length' <<< "$output")" -eq 0 ]
+}
+
 @test "--tail-depth: every legal move once, the K best at the main depth, the rest at the tail depth, none above the K-th" {
 	ONE_MOVE='7k/8/8/8/8/8/8/K5R1 b - - 0 1'
 	fens "$START" "$KIWIPETE" "$MATE_IN_1" "$ONE_MOVE" > a.pos
