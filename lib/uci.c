@@ -1055,6 +1055,10 @@ search_info(pf_uci_search *s, const char *line)
 		return garbage(s, line);
 	if (r == 0)
 		return 0;
+	/* Mate 0 says the side to move is mated: never so in a position
+	   searched (it has legal moves), so the line is wrong. */
+	if (in.score_kind == PF_SCORE_MATE && in.score == 0)
+		return garbage(s, line);
 	if (!(in.has & PF_UCI_HAS_DEPTH))
 		return 0;	/* "info depth 0 score ..." has one; else odd */
 	idx = (in.has & PF_UCI_HAS_MULTIPV) ? in.multipv : 1;

@@ -857,6 +857,18 @@ expected_segments() {
 	[ "$(posdump --fields eval out.pos | grep -c 'src=engine')" -eq 4 ]
 }
 
+@test "a score of mate 0 (the side to move mated) for a position with moves is no score" {
+	fens "$START" > in.pos
+	printf '#!/bin/sh\n"%s" | sed -u "s/score cp 100 /score mate 0 /"\n' \
+	    "$FAKE" > mate0.sh
+	chmod +x mate0.sh
+	run timeout 60 uci-eval -d 1 -j 1 --retries 0 -e ./mate0.sh in.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "in.pos: record 1: evaluation failed after 1 attempts: bestmove without a score line"
+	run posdump --fields flags,eval out.pos
+	assert_output "flags=last,eval_failed"
+}
+
 @test "slow start is waited for" {
 	fens "$START" > in.pos
 	FAKE_SLOW_START=1200 run uci-eval -d 1 -j 1 --timeout 200 -e "$FAKE" in.pos -o out.pos

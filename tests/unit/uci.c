@@ -110,6 +110,12 @@ test_search(void)
 		NULL
 	};
 	static const char *noscore[] = { "bestmove e2e4", NULL };
+	static const char *mate0[] = {
+		"info depth 1 seldepth 1 multipv 1 score cp 20 pv e2e4",
+		"info depth 2 seldepth 2 multipv 1 score mate 0 pv d2d4",
+		"bestmove d2d4",
+		NULL
+	};
 	static const char *mate[] = {
 		"info depth 1 seldepth 2 multipv 1 score mate 1 nodes 20 "
 		    "time 0 pv e1e8",
@@ -157,6 +163,11 @@ test_search(void)
 	pf_uci_search_eval(s, &e);
 	CHECK(last == 1 && e.score_kind == PF_SCORE_MATE && e.score == 1,
 	    "mate in 1");
+	pf_uci_search_free(s);
+	s = feed(PF_STARTPOS_FEN, 1, 0, mate0, &last);
+	pf_uci_search_eval(s, &e);
+	CHECK(last == 1 && e.score_kind == PF_SCORE_CP && e.score == 20 &&
+	    s->garbage == 1, "mate 0 with legal moves is no score");
 	pf_uci_search_free(s);
 
 	/* Garbage: tolerated up to the budget, then a fault. */
