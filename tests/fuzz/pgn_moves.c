@@ -91,10 +91,22 @@ expect_line(struct line *l)
 		while (t < end && *t != ' ')
 			t++;
 		n = (size_t)(t - p);
+		/* the reader passes over a lone en passant mark "ep" and a
+		   novelty "N" */
+		if ((n == 2 && p[0] == 'e' && p[1] == 'p') ||
+		    (n == 1 && p[0] == 'N')) {
+			p = t + 1;
+			continue;
+		}
 		if (n > 0) {
 			for (bare = n; bare > 0 && p[bare - 1] != '\0' &&
 			    strchr("+#!?", p[bare - 1]) != NULL; bare--)
 				;
+			/* and reads "exd6ep" as "exd6" */
+			if (bare > 2 && p[bare - 2] == 'e' &&
+			    p[bare - 1] == 'p' && p[bare - 3] >= '1' &&
+			    p[bare - 3] <= '8')
+				n = bare -= 2;
 			if (bare == 0 || bare > 16 || pf_move_from_san(&b,
 			    (const char *)p, n, &m, NULL, 0) != 0)
 				return;
