@@ -39,6 +39,7 @@ import itertools
 import multiprocessing
 import multiprocessing.context
 import os
+import warnings
 
 import numpy as np
 import torch
@@ -192,8 +193,15 @@ class ShardDataset(torch.utils.data.IterableDataset):
         if shuffled:
             it = self._shuffled(it, consumer, drop_last)
         if self.even:
-            it = itertools.islice(it, min(self._counts(consumers)) //
-                                  self.batch_size)
+            counts = self._counts(consumers)
+            if sum(counts) > 0 and min(counts) < self.batch_size:
+                warnings.warn("posflow: %s, split %s: %d records over %d "
+                              "consumers fill no batch of %d each, so "
+                              "even=True yields none (even=False yields "
+                              "them)" % (self.directory, self.split,
+                                         sum(counts), consumers,
+                                         self.batch_size))
+            it = itertools.islice(it, min(counts) // self.batch_size)
         for b in it:
             yield _tensors(b)
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 import torch
@@ -135,6 +136,15 @@ def check_even(directory):
             if len(want) - len(seen) >= 2 * size * consumers:
                 fail("%s: %d of %d records left out" % (what,
                      len(want) - len(seen), len(want)))
+    # a split too small for a batch on every consumer: none, said so
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = ShardDataset(directory, "train", batch_size=len(want), seed=11,
+                          rank=0, world_size=2)
+        n = sum(1 for _ in ds)
+    if n != 0 or not any("fill no batch" in str(w.message) for w in caught):
+        fail("batches larger than a rank's share: %d batches, warnings %s"
+             % (n, [str(w.message) for w in caught]))
     print("even: equal whole batches on every rank, as epoch_batches() "
           "says, over %d shards" % nshards)
 
