@@ -35,6 +35,7 @@ static const char *const rule_names[NRULES] = { "expression",
     "early-skip", "piece-curve", "wdl-skip", "keep" };
 
 #define MAX_PIECES	32
+#define MAX_OCCUPIED	64	/* a damaged occupancy's popcount */
 
 struct opts {
 	const char *expr;
@@ -51,7 +52,9 @@ struct opts {
 struct run {
 	const struct opts *o;
 	pf_expr *expr;
-	double rate[MAX_PIECES + 1];	/* --piece-curve */
+	/* --piece-curve, by the occupancy's popcount: above 32 (a damaged
+	   record) a count no file names, kept */
+	double rate[MAX_OCCUPIED + 1];
 	uint64_t records, kept, damaged, unjudged;
 	uint64_t offered[NRULES], passed[NRULES];
 };
@@ -164,7 +167,7 @@ read_curve(const char *path, double *rate)
 	int lineno = 0, n, lo, hi, rv = 0, given[MAX_PIECES + 1] = { 0 };
 	double r;
 
-	for (int i = 0; i <= MAX_PIECES; i++)
+	for (int i = 0; i <= MAX_OCCUPIED; i++)
 		rate[i] = 1;
 	if ((fp = fopen(path, "r")) == NULL) {
 		pf_warn("--piece-curve %s", path);

@@ -366,6 +366,16 @@ check_table() {
 	assert_output --partial "--piece-curve twice: line 3: 16 pieces given on line 1 too"
 	run posfilter --piece-curve /nonexistent '' p.pos
 	assert_failure 2
+	# a damaged occupancy of 33 or 64 squares is a count no file names:
+	# kept (its rate was read past the table: 33 dropped)
+	printf '%s\n' 'startpos game=1' \
+	    "- game=2 pos=ffffffff01$(printf '0%.0s' $(seq 46))" \
+	    "- game=3 pos=ffffffffffffffff$(printf '0%.0s' $(seq 40))" |
+	    "$MKREC" > occ.pos
+	printf '2-32 0\n' > none
+	run posfilter --piece-curve none --count '' occ.pos
+	assert_success
+	[ "${lines[0]}" -eq 2 ] || fail "kept ${lines[0]}"
 	# --early-skip N drops ply <= N (early_fen_skipping)
 	for i in $(seq 0 30); do echo "startpos game=1 ply=$i"; done | "$MKREC" > e.pos
 	run posfilter --early-skip 16 --count '' e.pos
