@@ -1658,18 +1658,19 @@ html_figure(FILE *o, const struct chart *c)
 	fprintf(o, "</section>\n");
 }
 
-/* The series of a page: all records alone, or every group. */
+/* The series of a page: all records alone, or every group (pct: --by,
+   even when the records made a single group). */
 struct series {
-	int n;
+	int n, pct;
 	const struct stats *s[MAX_GROUPS + 1];
 };
 
-/* Value of count a out of total b: the count itself with one series, the
-   share in percent with several (groups of different sizes compare). */
+/* Value of count a out of total b: the count itself for all records, the
+   share in percent for groups (groups of different sizes compare). */
 static double
 val(const struct series *S, uint64_t a, uint64_t b)
 {
-	if (S->n == 1)
+	if (!S->pct)
 		return (double)a;
 	return b ? 100.0 * (double)a / (double)b : NAN;
 }
@@ -1678,7 +1679,7 @@ static int
 html_figures(FILE *o, const struct run *R, const struct series *S)
 {
 	struct chart c;
-	const char *unit = S->n == 1 ? "count" : "% of the group";
+	const char *unit = S->pct ? "% of the group" : "count";
 	long maxp = -1;
 	int lo = ELO_BINS, hi = -1, any, rc = -1;
 
@@ -1840,8 +1841,8 @@ html_figures(FILE *o, const struct run *R, const struct series *S)
 	chart_free(&c);
 
 	/* played-move rank */
-	if (chart_init(&c, "Played-move rank", S->n == 1 ? "moves" :
-	    "% of the group's moves", 10, S->n, 0) == -1)
+	if (chart_init(&c, "Played-move rank", S->pct ?
+	    "% of the group's moves" : "moves", 10, S->n, 0) == -1)
 		goto fail;
 	SERIES_NAMES();
 	c.note = "The rank of the played move in the deepest complete "
@@ -1964,6 +1965,7 @@ html_report(FILE *o, const struct run *R)
 		    "memory held when they are more: the memory was "
 		    "full.</p>\n");
 	memset(&S, 0, sizeof(S));
+	S.pct = R->o->by_kind != BY_NONE;
 	if (R->ngroups == 0)
 		S.s[S.n++] = &R->all;
 	for (int i = 0; i < R->ngroups; i++)

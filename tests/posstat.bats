@@ -354,6 +354,16 @@ ET.fromstring(text.split('\n', 1)[1])
 print('caf\u00e9.pos' in text)"
 	assert_success
 	assert_output True
+	# --by whose records all fall in one group: in per cent of the group
+	# still, as the page says (they were counts)
+	printf '%s\n' 'startpos game=1 result=1-0' 'startpos game=2 result=1-0' \
+	    'startpos game=3 result=0-1' 'startpos game=4 result=1/2-1/2' |
+	    "$MKREC" > one.pos
+	posstat --by 'ply >= 0' --html one.html one.pos > /dev/null
+	grep -q 'values in per cent of the group' one.html
+	grep -q '<title>1 1-0: 50</title>' one.html ||
+	    fail "$(grep -o '<title>1 1-0: [^<]*' one.html)"
+	grep -q '>% of the group</text>' one.html
 	# a failed write leaves no file
 	run posstat --html nodir/page.html "$BATS_FILE_TMPDIR/10k.pos"
 	assert_failure 1
