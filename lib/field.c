@@ -292,8 +292,9 @@ parse_call(pf_expr *e, const char *name, size_t len, const char *at)
 	if (a == -1 || (fn[k].argc == 2 && b == -1))
 		return -1;
 	if (!accept(e, ")"))
-		return fail(e, e->p, *e->p == ',' ? "'%s' takes one argument"
-		    : "expected ')'", fn[k].name);
+		return fail(e, e->p, *e->p != ',' ? "expected ')'" :
+		    fn[k].argc == 1 ? "'%s' takes one argument" :
+		    "'%s' takes two arguments", fn[k].name);
 	if ((i = new_node(e, fn[k].kind)) == -1)
 		return oom(e);
 	e->n[i].a = a;

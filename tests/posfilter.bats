@@ -243,6 +243,8 @@ check_table() {
 	ply 3	5	expected an operator
 	ply >	6	unexpected end of expression
 	min(ply) > 0	8	'min' takes two arguments
+	max(ply, 1, 2) > 0	11	'max' takes two arguments
+	abs(ply, 1) > 0	8	'abs' takes one argument
 	ply > 1.2.3	7	bad number
 	ply > 0 & check	9	'&' is not an operator: use '&&'
 	eval[depth:3 > 0	5	expected ']'
