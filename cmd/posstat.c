@@ -1464,6 +1464,31 @@ static const char *const palette[] = { "#4e79a7", "#f28e2b", "#e15759",
     "#bab0ac" };
 #define NPALETTE	(sizeof(palette) / sizeof(palette[0]))
 
+/*
+ * The colour of series i as "#rrggbb" in buf (8 bytes): the palette's,
+ * then, for the groups past it (up to MAX_GROUPS + 1), hues a golden
+ * angle apart in two lightnesses, so that no two series share one.
+ */
+static const char *
+series_colour(int i, char *buf, size_t len)
+{
+	double h, l, c, x, m, rgb[3];
+
+	if (i < (int)NPALETTE)
+		return palette[i];
+	h = fmod((i - (int)NPALETTE) * 137.50776 + 15, 360) / 60;
+	l = i % 2 ? 0.38 : 0.62;
+	c = (1 - fabs(2 * l - 1)) * 0.7;
+	x = c * (1 - fabs(fmod(h, 2) - 1));
+	m = l - c / 2;
+	rgb[0] = h < 1 || h >= 5 ? c : h < 2 || h >= 4 ? x : 0;
+	rgb[1] = h >= 1 && h < 3 ? c : h < 4 ? x : 0;
+	rgb[2] = h >= 3 && h < 5 ? c : h >= 2 ? x : 0;
+	snprintf(buf, len, "#%02x%02x%02x", (int)lround(255 * (rgb[0] + m)),
+	    (int)lround(255 * (rgb[1] + m)), (int)lround(255 * (rgb[2] + m)));
+	return buf;
+}
+
 /* A chart: ncat categories (x labels), ns series of values (NaN: none),
    drawn as grouped bars or as lines. */
 struct chart {
@@ -1590,7 +1615,8 @@ svg_chart(FILE *o, const struct chart *c)
 		fprintf(o, "</text>\n");
 	}
 	for (int s = 0; s < c->ns; s++) {
-		const char *col = palette[s % NPALETTE];
+		char colbuf[8];
+		const char *col = series_colour(s, colbuf, sizeof(colbuf));
 		const double *v = c->v + (size_t)s * c->ncat;
 
 		if (c->lines) {
@@ -1631,10 +1657,11 @@ svg_chart(FILE *o, const struct chart *c)
 	for (int s = 0; c->ns > 1 && s < c->ns; s++) {
 		double x = left + (s % 4) * (pw / 4), y = top + ph + 36 +
 		    20.0 * (s / 4);
+		char colbuf[8];
 
 		fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" "
 		    "height=\"12\" fill=\"%s\"/>\n", x, y - 10,
-		    palette[s % NPALETTE]);
+		    series_colour(s, colbuf, sizeof(colbuf)));
 		fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">",
 		    x + 16, y);
 		html_text(o, c->name[s]);

@@ -364,6 +364,16 @@ print('caf\u00e9.pos' in text)"
 	grep -q '<title>1 1-0: 50</title>' one.html ||
 	    fail "$(grep -o '<title>1 1-0: [^<]*' one.html)"
 	grep -q '>% of the group</text>' one.html
+	# one colour per group up to the 33 groups (with '(other)'): the
+	# legend's colours are all different (10 were used in turn)
+	for i in $(seq 40); do echo "startpos game=$i"; done | "$MKREC" > g40.pos
+	posstat --by game --html g40.html g40.pos > /dev/null
+	run /usr/bin/python3 -c "
+import re
+sec = open('g40.html').read().split('<section>')[1]
+c = re.findall(r'width=\"12\" height=\"12\" fill=\"(#[0-9a-f]{6})\"', sec)
+print(len(c), len(set(c)))"
+	assert_output "33 33"
 	# a failed write leaves no file
 	run posstat --html nodir/page.html "$BATS_FILE_TMPDIR/10k.pos"
 	assert_failure 1
