@@ -341,11 +341,13 @@ parse_prim(pf_expr *e)
 		integer = len > pre && strspn(e->p + pre, hex ?
 		    "0123456789abcdefABCDEF" : "0123456789") == len - pre;
 		/* an integer too large for a double is still an integer:
-		   infinite as a number, above every game id */
+		   infinite as a number, above every game id; a fraction
+		   too small for one is 0 or subnormal, as pf_strtod takes
+		   it (strtod's ERANGE) */
 		if (len == 0 || is_name_char((unsigned char)*end, 1) ||
 		    *end == '.' || (hex ? !integer :
 		    strspn(e->p, PF_DECIMAL_CHARS) < len) ||
-		    (!integer && (errno != 0 || !isfinite(v))))
+		    (!integer && !isfinite(v)))
 			return fail(e, at, "bad number");
 		if ((i = new_node(e, N_NUM)) == -1)
 			return oom(e);
