@@ -646,8 +646,10 @@ struct mshard {
 	uint64_t records, bytes, xxh3;
 };
 
+struct listed;
+
 static int	manifest_each(const char *, int (*)(const struct mshard *, int,
-		    void *), void *);
+		    void *), void *, struct listed *);
 
 /* A file an earlier shard set lists (-f replaces that set). */
 struct listed {
@@ -706,7 +708,7 @@ clean_dir(const struct opts *o)
 
 	snprintf(path, sizeof(path), "%s/manifest.json", o->dir);
 	if (access(path, F_OK) == 0 &&
-	    manifest_each(o->dir, listed_add, &old) != 0) {
+	    manifest_each(o->dir, listed_add, &old, NULL) != 0) {
 		/* the shards of this run's splits still go, and those it
 		   listed before the point it could not be read */
 		pf_warnx("%s: not a manifest this tool can read: the shards "
@@ -2707,14 +2709,49 @@ verify_one(const char *dir, const char *file, uint64_t records,
 }
 
 /*
+ * The names of the splits a manifest's text lists ("splits":{...}, the
+ * first such key: the splits come before any string a user gave) added
+ * to l.  0; -1 when they cannot be read, -2 out of memory.
+ */
+static int
+manifest_splits(const char *text, struct listed *l)
+{
+	struct mshard sp;
+	const char *p;
+	size_t k;
+
+	if ((p = strstr(text, "\"splits\":{")) == NULL)
+		return -1;
+	p += 10;
+	for (;;) {
+		p += strspn(p, " \t\r\n,");
+		if (*p == '}')
+			return 0;
+		if (*p++ != '"' || json_read_string(&p, sp.file,
+		    sizeof(sp.file)) == -1)
+			return -1;
+		p += strspn(p, " \t\r\n");
+		if (*p++ != ':')
+			return -1;
+		p += strspn(p, " \t\r\n");
+		if ((k = strspn(p, "0123456789.-+eE")) == 0)
+			return -1;
+		p += k;
+		if (!is_listed(l, sp.file) && listed_add(&sp, 1, l) == -1)
+			return -2;
+	}
+}
+
+/*
  * Call fn for each shard DIR/manifest.json lists, with posflow 1 for
- * posflow shards (0: another --format's).  0; -1 when the manifest cannot
- * be read (errno), -2 when it is not one this tool wrote, -3 when fn
- * returned -1 (fn reports).
+ * posflow shards (0: another --format's), and add the names of the splits
+ * it lists to splits unless NULL.  0; -1 when the manifest cannot be read
+ * (errno), -2 when it is not one this tool wrote, -3 when fn returned -1
+ * (fn reports) or out of memory (reported).
  */
 static int
 manifest_each(const char *dir, int (*fn)(const struct mshard *, int, void *),
-    void *arg)
+    void *arg, struct listed *splits)
 {
 	char path[PATH_MAX], key[64], val[PATH_MAX];
 	struct mshard m;
@@ -2738,6 +2775,13 @@ manifest_each(const char *dir, int (*fn)(const struct mshard *, int, void *),
 	/* the shards of another format (--format) are checked by size and
 	   checksum only */
 	posflow = strncmp(text, "{\"format\":\"posflow\"", 19) == 0;
+	if (splits != NULL && (c = manifest_splits(text, splits)) != 0) {
+		if (c == -2) {
+			pf_warnx("out of memory");
+			rv = -3;
+		}
+		goto out;
+	}
 	/* "shards":[ is nowhere else: a split named shards is a key of an
 	   object, and quotes in strings are escaped */
 	if ((p = strstr(text, "\"shards\":[")) == NULL)
@@ -2863,7 +2907,7 @@ verify(const char *dir)
 	memset(&v, 0, sizeof(v));
 	v.dir = dir;
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
-	rv = manifest_each(dir, verify_shard, &v);
+	rv = manifest_each(dir, verify_shard, &v, &v.splits);
 	if (rv == -1)
 		pf_warn("%s", path);
 	else if (rv == -2)

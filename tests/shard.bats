@@ -425,6 +425,29 @@ policy() {	# move:quanta-hex ...
 	assert_output --partial "nodir/manifest.json"
 }
 
+@test "--verify: a shard of a split the manifest lists but holds no shard of is named" {
+	# one game: one of the two splits receives nothing and has no shard
+	for i in $(seq 20); do echo "startpos game=5 ply=$i"; done |
+		"$MKREC" > one.pos
+	shard -o v --split a=0.5,b=0.5 one.pos 2>/dev/null
+	[ "$(jq '.shards | length' v/manifest.json)" -eq 1 ]
+	empty=$(jq -r '.counts | to_entries[] | select(.value.out == 0) |
+		.key' v/manifest.json)
+	full=$(jq -r '.shards[0].file' v/manifest.json)
+	run shard --verify v
+	assert_success
+	cp "v/$full" "v/$empty-00000.pos.zst"
+	run shard --verify v
+	assert_failure 1
+	assert_output "shard: v/$empty-00000.pos.zst: a shard the manifest does not list"
+	# no shard at all (an empty input)
+	shard -o e --split a=0.5,b=0.5 < /dev/null 2>/dev/null
+	cp "v/$full" e/b-00003.pos.zst
+	run shard --verify e
+	assert_failure 1
+	assert_output "shard: e/b-00003.pos.zst: a shard the manifest does not list"
+}
+
 @test "a killed run leaves no manifest; a rerun starts over and completes; a complete directory needs -f" {
 	games
 	for i in 1 2 3 4; do cat g.pos; done > g4.pos
