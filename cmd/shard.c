@@ -604,18 +604,21 @@ write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* 1 when n is a shard name of split: split-NNNNN.pos.zst, or the suffix
-   of a --format in place of .pos.zst. */
+/* 1 when n is a shard name of split: split-NNNNN.pos.zst (more digits
+   from shard 100000, as %05 prints them), or the suffix of a --format in
+   place of .pos.zst. */
 static int
 is_split_shard(const char *split, const char *n)
 {
-	size_t k = strlen(split);
+	size_t k = strlen(split), d;
 	const char *sfx;
 
-	if (strncmp(n, split, k) != 0 || n[k] != '-' ||
-	    strspn(n + k + 1, "0123456789") != 5)
+	if (strncmp(n, split, k) != 0 || n[k] != '-')
 		return 0;
-	sfx = n + k + 6;
+	d = strspn(n + k + 1, "0123456789");
+	if (d < 5 || (d > 5 && n[k + 1] == '0'))
+		return 0;
+	sfx = n + k + 1 + d;
 	if (strcmp(sfx, ".pos.zst") == 0)
 		return 1;
 	/* (the formats that write a directory have no suffix: a name

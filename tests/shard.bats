@@ -494,6 +494,32 @@ policy() {	# move:quanta-hex ...
 	assert_success
 }
 
+@test "past shard 99999 the names take six digits: a rerun removes them, --verify names one not listed" {
+	seq 100002 | awk '{ print "startpos game=" $1 }' | "$MKREC" > many.pos
+	# 100,002 files of a page each: a tmpfs, not the disk
+	small_fs 600m
+	run shard -o mnt/s --records-per-shard 1 many.pos
+	assert_success
+	[ -f mnt/s/train-99999.pos.zst ] && [ -f mnt/s/train-100001.pos.zst ]
+	cp mnt/s/train-100001.pos.zst mnt/s/train-100005.pos.zst
+	run shard --verify mnt/s
+	assert_failure 1
+	assert_output "shard: mnt/s/train-100005.pos.zst: a shard the manifest does not list"
+	rm mnt/s/train-100005.pos.zst
+	# what a run killed before its manifest leaves: a rerun starts over
+	rm mnt/s/manifest.json
+	run shard -o mnt/s --records-per-shard 50001 many.pos
+	assert_success
+	run ls mnt/s
+	assert_output "manifest.json
+train-00000.pos.zst
+train-00001.pos.zst"
+	# a name of six digits with a leading zero is none of them
+	echo mine > mnt/s/train-012345.pos.zst
+	run shard --verify mnt/s
+	assert_success
+}
+
 @test "a full disk in the scatter, a re-scatter or the shards: exit 1, the file named, no temporary file or shard of the run left" {
 	games
 	# the shards' pages, to fill the disk halfway through them
