@@ -2943,16 +2943,23 @@ verify(const char *dir)
 /*
  * Refuse an input operand that cannot be read, before the directory is
  * touched (a shard set missing an input must not look complete): one
- * missing or unreadable, a directory, a socket.  Standard input, pipes
- * and devices are read as they come.  0 / -1 (reported).
+ * missing or unreadable, a directory, a socket; standard input ("-")
+ * that is a directory.  Pipes and devices are read as they come.  0 / -1
+ * (reported).
  */
 static int
 check_input(const char *path)
 {
 	struct stat sb;
 
-	if (strcmp(path, "-") == 0)
+	if (strcmp(path, "-") == 0) {
+		if (fstat(STDIN_FILENO, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+			errno = EISDIR;
+			pf_warn("%s", pf_input_name(path));
+			return -1;
+		}
 		return 0;
+	}
 	if (stat(path, &sb) == -1 || access(path, R_OK) == -1) {
 		pf_warn("%s", path);
 		return -1;
@@ -3290,8 +3297,8 @@ main(int argc, char **argv)
 	R->progress = o.progress || R->tty;
 	/* A missing input would make a shard set that looks complete and
 	   is not: refuse before touching the directory. */
-	for (int i = 0; i < argc; i++)
-		if (check_input(argv[i]) == -1)
+	for (int i = 0; i == 0 || i < argc; i++)
+		if (check_input(argc ? argv[i] : "-") == -1)
 			r = 1;
 	if (r == 1)
 		goto out;

@@ -575,6 +575,15 @@ train-00001.pos.zst"
 	assert_failure 1
 	assert_output "shard: sock: not a file, pipe or device"
 	[ ! -e s1 ]
+	# standard input, named or not
+	run bash -c 'shard -o s1 < d'
+	assert_failure 1
+	assert_output "shard: stdin: Is a directory"
+	[ ! -e s1 ]
+	run bash -c 'shard -o s1 g.pos - < d'
+	assert_failure 1
+	assert_output "shard: stdin: Is a directory"
+	[ ! -e s1 ]
 	# a complete set is left as it was, even with -f
 	shard -o k g.pos 2>/dev/null
 	run shard -o k -f g.pos d
