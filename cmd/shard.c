@@ -3052,8 +3052,9 @@ prepare_dir(const struct opts *o)
 /* ---- the run ---------------------------------------------------------- */
 
 /*
- * Bytes the inputs will take loaded in pass 2: their sizes when known
- * (compressed ones taken as 4x), with the index (8 bytes a record of 48 or
+ * Bytes the inputs will take loaded in pass 2: the sizes of the operands
+ * that are files (compressed ones taken as 4x; standard input is taken as
+ * a pipe, whatever it is), with the index (8 bytes a record of 48 or
  * more; with --dedup 16 to 24 more, with merge 8 more), else 0 (one
  * bucket, re-scattered when it grows past the budget).  Too many buckets
  * cost little, too few a second scatter.  *known: every input's size is
@@ -3071,15 +3072,13 @@ estimate_bytes(const struct opts *o, int argc, char **argv, int *known,
 	*known = 1;
 	*total = 0;
 	if (argc == 0) {
-		/* a file on standard input: its size, read where it is */
-		if (fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		/* a file on standard input: its size for the ETA only.  The
+		   buckets are those of a pipe (grown ones scattered again),
+		   as for "-": standard input gives the same shards however
+		   it is given. */
+		if (fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode))
 			*total = (uint64_t)sb.st_size;
-			sum = *total;
-			if (pread(STDIN_FILENO, m, 4, 0) == 4 &&
-			    ((m[0] == 0x28 && m[1] == 0xB5) ||
-			    (m[0] == 0x1F && m[1] == 0x8B)))
-				sum *= 4;
-		} else
+		else
 			*known = 0;
 	}
 	for (int i = 0; i < argc; i++) {

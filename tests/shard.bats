@@ -103,6 +103,19 @@ teardown() {
 	cmp <(keys s1/*.pos.zst) <(keys s3/*.pos.zst)
 }
 
+@test "standard input gives the same shards from a file, as - or from a pipe" {
+	games
+	for i in 1 2 3 4 5 6; do cat g.pos; done > g6.pos
+	opts="--seed 4 --split train=0.8,val=0.2 --memory 64K"
+	shard -o a $opts < g6.pos 2>/dev/null
+	shard -o b $opts - < g6.pos 2>/dev/null
+	cat g6.pos | shard -o c $opts 2>/dev/null
+	list=$(jq -c '.shards' a/manifest.json)
+	[ "$(jq -c '.shards' b/manifest.json)" = "$list" ]
+	[ "$(jq -c '.shards' c/manifest.json)" = "$list" ]
+	cmp <(keys g6.pos) <(keys a/*.pos.zst)
+}
+
 @test "--memory far below the input: many buckets, re-scattered from a pipe, same multiset" {
 	games
 	for i in 1 2 3 4 5 6; do cat g.pos; done > g6.pos
