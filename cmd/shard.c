@@ -722,8 +722,19 @@ clean_dir(const struct opts *o)
 		rv = -1;
 		goto out;
 	}
-	/* two rounds: check every file first, then delete */
+	/* two rounds: check every file first, then delete, the manifest
+	   first (a run killed meanwhile leaves no manifest of a set it
+	   removed part of) */
 	for (int round = 0; round < 2; round++) {
+		if (round == 1) {
+			snprintf(path, sizeof(path), "%s/manifest.json",
+			    o->dir);
+			if (unlink(path) == -1 && errno != ENOENT) {
+				pf_warn("%s", path);
+				rv = -1;
+				goto done;
+			}
+		}
 		rewinddir(d);
 		while ((de = readdir(d)) != NULL) {
 			const char *n = de->d_name;

@@ -533,6 +533,26 @@ train-00001.pos.zst"
 	assert_success
 }
 
+@test "a run killed while -f removes the old set leaves no manifest of it" {
+	command -v strace > /dev/null || skip "strace not found"
+	games
+	shard -o k --records-per-shard 300 g.pos 2>/dev/null
+	[ "$(ls k | wc -l)" -eq 11 ]
+	# killed at its second unlink: one file of the old set removed,
+	# which must be the manifest
+	run strace -o /dev/null -e trace=unlink,unlinkat \
+	    -e inject=unlink,unlinkat:signal=KILL:when=2 \
+	    shard -o k -f --records-per-shard 300 g.pos
+	[ "$status" -eq 137 ]
+	[ "$(ls k | wc -l)" -eq 10 ]
+	[ ! -e k/manifest.json ]
+	# an unfinished run's directory: the rerun needs no -f
+	run shard -o k --records-per-shard 300 g.pos
+	assert_success
+	run shard --verify k
+	assert_success
+}
+
 @test "a full disk in the scatter, a re-scatter or the shards: exit 1, the file named, no temporary file or shard of the run left" {
 	games
 	# the shards' pages, to fill the disk halfway through them
