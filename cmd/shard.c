@@ -1152,8 +1152,10 @@ choose_split(struct run *R, const pf_record *rec)
 	return i;
 }
 
-/* Scatter one input.  Damage in it is reported and skipped; -1 only when
-   a temporary file cannot be written (the run cannot complete). */
+/* Scatter one input.  Damage in it is reported and skipped; -1 when it
+   cannot be opened (gone since check_input: a set missing an input must
+   not look complete), or no memory, or a temporary file cannot be
+   written (the run cannot complete). */
 static int
 scatter_file(struct run *R, const char *path)
 {
@@ -1169,15 +1171,13 @@ scatter_file(struct run *R, const char *path)
 		fd = STDIN_FILENO;
 	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		pf_warn("%s", name);
-		R->status = PF_EXIT_DATA;
-		return 0;
+		return -1;
 	}
 	if ((r = pf_reader_open_fd(fd, name)) == NULL) {
 		pf_warn("%s", name);
-		R->status = PF_EXIT_DATA;
 		if (fd != STDIN_FILENO)
 			close(fd);
-		return 0;
+		return -1;
 	}
 	R->cur_fd = fd;
 	while ((rv = pf_reader_next(r, &rec)) != 0) {

@@ -630,6 +630,28 @@ train-00001.pos.zst"
 	cmp <(keys g.pos) <(keys p/*.pos.zst)
 }
 
+@test "an input gone before it is read: exit 1, named, nothing written" {
+	games
+	cp g.pos second.pos
+	mkfifo in.fifo
+	mkdir s
+	echo keep > s/notes.txt
+	shard -o s in.fifo second.pos 2>err 3>&- &
+	pid=$!
+	# the writer's open returns once shard reads the first input, past
+	# its check of the operands: the second goes meanwhile
+	exec 7>in.fifo
+	cat g.pos >&7
+	rm second.pos
+	exec 7>&-
+	status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 1 ]
+	[ "$(cat err)" = "shard: second.pos: No such file or directory" ]
+	run ls -A s
+	assert_output notes.txt
+}
+
 @test "-f replaces the whole set: the old manifest's shards of any split or format go; --verify names a shard the manifest does not list" {
 	pgn2pos "$TESTDATA/lichess_db_10k.pgn" 2>/dev/null |
 		uci-eval -e "$(stockfish_path)" -d 1 2>/dev/null > g.pos
