@@ -58,7 +58,7 @@
 #include "target.h"
 
 #define MAX_SPLITS	16
-#define MAX_BUCKETS	256	/* per split and level: open files */
+#define MAX_BUCKETS	256	/* per level, all splits: open files */
 #define MAX_LEVEL	6	/* re-scatter depth */
 #define POS_KEY_LEN	25	/* the packed position less its clocks */
 #define NO_LINK		UINT32_MAX
@@ -3142,10 +3142,27 @@ run(struct run *R, int argc, char **argv)
 			maxb = R->nbuckets[s];
 	}
 	/* --dedup-across: bucket b of every split holds the same positions */
-	for (s = 0; s < o->nsplits; s++) {
-		if (o->across && o->nsplits > 1)
+	if (o->across && o->nsplits > 1)
+		for (s = 0; s < o->nsplits; s++)
 			R->nbuckets[s] = maxb;
+	for (s = 0; s < o->nsplits; s++)
 		total += R->nbuckets[s];
+	/* every bucket is an open file with a buffer of 4K or more: at most
+	   about MAX_BUCKETS of them, whatever the number of splits, the
+	   fuller ones scattered again (one group at a time) */
+	if (total > MAX_BUCKETS) {
+		for (s = 0, maxb = 0; s < o->nsplits; s++) {
+			b = (int)((int64_t)R->nbuckets[s] * MAX_BUCKETS /
+			    total);
+			R->nbuckets[s] = b > 1 ? b : 1;
+			if (R->nbuckets[s] > maxb)
+				maxb = R->nbuckets[s];
+		}
+		for (s = 0, total = 0; s < o->nsplits; s++) {
+			if (o->across && o->nsplits > 1)
+				R->nbuckets[s] = maxb;
+			total += R->nbuckets[s];
+		}
 	}
 	/* every bucket buffers its writes: keep them within a quarter of
 	   the memory */

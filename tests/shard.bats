@@ -134,6 +134,22 @@ teardown() {
 	true
 }
 
+@test "many splits: the buckets of all splits together stay about 256 open files" {
+	games
+	for i in 1 2 3 4 5 6; do cat g.pos; done > g6.pos
+	splits=$(seq 16 | sed 's/.*/s&=0.0625/' | paste -sd, -)
+	# 30 buckets a split at 16K: 480 open files, more than allowed
+	run bash -c "ulimit -n 300 && shard -o m --memory 16K \
+	    --split $splits g6.pos"
+	assert_success
+	cmp <(keys g6.pos) <(keys m/*.pos.zst)
+	run bash -c "ulimit -n 300 && shard -o d --memory 16K --dedup \
+	    --dedup-across --split $splits g6.pos"
+	assert_success
+	run shard --verify d
+	assert_success
+}
+
 # The largest resident set, in KiB, of the command "$@" (by Debian's
 # python3: getrusage of its child), its output discarded.
 max_rss() {
