@@ -1250,11 +1250,11 @@ shard_close(struct run *R, struct out *O)
 		O->index--;
 		return 0;
 	}
-	if (file_xxh3(O->tmp, &h, &size) == -1 ||
-	    rename(O->tmp, O->final) == -1) {
+	if (file_xxh3(O->tmp, &h, &size) == -1) {
 		pf_warn("%s", O->tmp);
 		return -1;
 	}
+	/* noted before the rename: a failed run removes what it noted */
 	if (R->nshards == R->capshards) {
 		size_t n = R->capshards ? R->capshards * 2 : 16;
 		void *p = realloc(R->shards, n * sizeof(*R->shards));
@@ -1269,6 +1269,11 @@ shard_close(struct run *R, struct out *O)
 	si = &R->shards[R->nshards];
 	if ((si->file = strdup(O->final + strlen(dir) + 1)) == NULL) {
 		pf_warn("out of memory");
+		return -1;
+	}
+	if (rename(O->tmp, O->final) == -1) {
+		pf_warn("%s", O->tmp);
+		free(si->file);
 		return -1;
 	}
 	si->split = O->split;

@@ -611,6 +611,29 @@ train-00001.pos.zst"
 	[ "$(cat mnt/s/notes.txt)" = keep ]
 }
 
+@test "no memory to note a shard: the run fails, no shard of it left" {
+	command -v gdb > /dev/null || skip "gdb not found"
+	games
+	mkdir s
+	echo keep > s/notes.txt
+	# strdup of the shard's name fails, as without memory
+	cat > oom.gdb <<-'EOF'
+	set pagination off
+	set confirm off
+	set breakpoint pending on
+	break strdup if $_caller_is("shard_close")
+	run
+	return (char *)0
+	continue
+	EOF
+	run gdb -q -batch -x oom.gdb --args "$(command -v shard)" -o s \
+	    --records-per-shard 1000 g.pos
+	assert_output --partial "shard: out of memory"
+	assert_output --partial "exited with code 01"
+	run ls -A s
+	assert_output notes.txt
+}
+
 @test "an input that cannot be read (a directory, a socket) is refused before the directory is touched; pipes and devices are read" {
 	games
 	mkdir d
