@@ -71,8 +71,9 @@ DEB_PKGS = gcc make pkg-config libzstd-dev zlib1g-dev libarchive-dev \
 	python3-xxhash python3-numpy python3-torch \
 	parallel openssh-server openssh-client rsync \
 	slurm-wlm slurmctld slurmd slurm-client munge
-# and for make check only: a browser to look at posstat's HTML report
-TEST_PKGS = chromium
+# and for make check only: a browser to look at posstat's HTML report,
+# and strace and gdb to stop shard at chosen moments
+TEST_PKGS = chromium strace gdb
 INSTALL_PKGS = $(DEB_PKGS)
 check: INSTALL_PKGS = $(DEB_PKGS) $(TEST_PKGS)
 
