@@ -2728,6 +2728,33 @@ verify_one(const char *dir, const char *file, uint64_t records,
 }
 
 /*
+ * Drop the blanks outside strings, in place: a manifest a JSON tool wrote
+ * again (jq, json.dump with indent) reads as the one shard wrote.
+ */
+static void
+json_compact(char *s)
+{
+	char *w = s;
+	int in = 0, esc = 0;
+
+	for (; *s != '\0'; s++) {
+		if (in) {
+			if (esc)
+				esc = 0;
+			else if (*s == '\\')
+				esc = 1;
+			else if (*s == '"')
+				in = 0;
+		} else if (*s == '"')
+			in = 1;
+		else if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+			continue;
+		*w++ = *s;
+	}
+	*w = '\0';
+}
+
+/*
  * The names of the splits a manifest's text lists ("splits":{...}, the
  * first such key: the splits come before any string a user gave) added
  * to l.  0; -1 when they cannot be read, -2 out of memory.
@@ -2791,6 +2818,7 @@ manifest_each(const char *dir, int (*fn)(const struct mshard *, int, void *),
 		putc(c, mem);
 	fclose(mem);
 	fclose(fp);
+	json_compact(text);
 	/* the shards of another format (--format) are checked by size and
 	   checksum only */
 	posflow = strncmp(text, "{\"format\":\"posflow\"", 19) == 0;

@@ -454,6 +454,26 @@ policy() {	# move:quanta-hex ...
 	assert_output --partial "nodir/manifest.json"
 }
 
+@test "a manifest a JSON tool wrote again (jq, indented) is read as shard's own: --verify, and -f replacing its set" {
+	games
+	shard -o s --shards 2 g.pos 2>/dev/null
+	jq . s/manifest.json > m && mv m s/manifest.json
+	grep -q '^  "format": "posflow",$' s/manifest.json
+	run shard --verify s
+	assert_success
+	assert_output "shard: s: 2 shards, $(posdump -c g.pos | cut -d' ' -f1) records: all good"
+	# still every check: a stray shard of a split it lists is named
+	cp s/train-00000.pos.zst s/train-00007.pos.zst
+	run shard --verify s
+	assert_failure 1
+	assert_output --partial "train-00007.pos.zst"
+	rm s/train-00007.pos.zst
+	# -f removes the set it lists
+	run shard -o s -f --shards 3 g.pos
+	assert_success
+	[ "$(ls s | grep -c 'pos.zst$')" -eq 3 ]
+}
+
 @test "--verify: a shard of a split the manifest lists but holds no shard of is named" {
 	# one game: one of the two splits receives nothing and has no shard
 	for i in $(seq 20); do echo "startpos game=5 ply=$i"; done |
