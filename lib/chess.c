@@ -480,6 +480,24 @@ pf_in_check(const pf_board *b)
 	return b->checkers != 0;
 }
 
+/* The squares a knight, bishop, rook or queen on sq attacks (0 for
+   another type). */
+static inline uint64_t
+piece_attacks(int type, int sq, uint64_t occ)
+{
+	switch (type) {
+	case PF_KNIGHT:
+		return pf_knight_att[sq];
+	case PF_BISHOP:
+		return pf_bishop_attacks(sq, occ);
+	case PF_ROOK:
+		return pf_rook_attacks(sq, occ);
+	case PF_QUEEN:
+		return pf_bishop_attacks(sq, occ) | pf_rook_attacks(sq, occ);
+	}
+	return 0;
+}
+
 /* Pieces of colour us pinned to their king. */
 static inline uint64_t
 pinned_pieces(const pf_board *b, int us)
@@ -924,21 +942,9 @@ pf_is_legal(const pf_board *b, pf_move m)
 		return (promo & tob) ? kind == PF_MK_PROMOTION :
 		    kind == PF_MK_NORMAL;
 	}
-	case PF_KNIGHT:
-		targets = pf_knight_att[from];
-		break;
-	case PF_BISHOP:
-		targets = pf_bishop_attacks(from, occ);
-		break;
-	case PF_ROOK:
-		targets = pf_rook_attacks(from, occ);
-		break;
-	case PF_QUEEN:
-		targets = pf_bishop_attacks(from, occ) |
-		    pf_rook_attacks(from, occ);
-		break;
 	default:
-		return 0;
+		targets = piece_attacks(type, from, occ);
+		break;
 	}
 	return kind == PF_MK_NORMAL && (targets & target & tob) != 0;
 }
@@ -1664,27 +1670,15 @@ legal_sets_impl(const pf_board *b, pf_legal_sets *s, const int us)
 		from = pop_lsb(&bb);
 		fb = 1ULL << from;
 		pm = 0;		/* a pawn's promotion squares */
-		switch (PF_PIECE_TYPE(b->squares[from])) {
-		case PF_KNIGHT:
-			t = pf_knight_att[from];
-			break;
-		case PF_BISHOP:
-			t = pf_bishop_attacks(from, occ);
-			break;
-		case PF_ROOK:
-			t = pf_rook_attacks(from, occ);
-			break;
-		case PF_QUEEN:
-			t = pf_bishop_attacks(from, occ) |
-			    pf_rook_attacks(from, occ);
-			break;
-		default:	/* a pawn */
+		if (PF_PIECE_TYPE(b->squares[from]) != PF_PAWN)
+			t = piece_attacks(PF_PIECE_TYPE(b->squares[from]),
+			    from, occ);
+		else {
 			one = (us == PF_WHITE ? fb << 8 : fb >> 8) & empty;
 			two = (us == PF_WHITE ? one << 8 : one >> 8) & empty &
 			    rank4;
 			t = (pf_pawn_att[us][from] & enemy) | one | two;
 			pm = promo;
-			break;
 		}
 		t &= target;
 		if (pinned & fb)
