@@ -1172,17 +1172,20 @@ static const uint8_t san_suffix[256] = {
 };
 
 /*
- * An evaluation symbol in movetext, as some files write them where PGN
- * has NAGs: "+-", "-+", "=", "+=", "=+", "+/-", "-/+", "+/=", "=/+" (a
+ * A token that is no move and is passed over (asked only of one that
+ * does not play, off the path of every move): a lone en passant mark
+ * "ep", and an evaluation symbol as some files write them where PGN has
+ * NAGs: "+-", "-+", "=", "+=", "=+", "+/-", "-/+", "+/=", "=/+" (a
  * leading '+' is passed as a check mark is, so "+-" comes here as "-"),
  * and "N" (a novelty).  "--" is not one: it is a null move.
  */
 static int
-eval_glyph(const char *s, size_t n)
+passed_over(const char *s, size_t n)
 {
 	size_t i;
 
-	if (n == 1 && s[0] == 'N')
+	/* a lone en passant mark, a novelty */
+	if ((n == 2 && s[0] == 'e' && s[1] == 'p') || (n == 1 && s[0] == 'N'))
 		return 1;
 	if (n > 3 || (n == 2 && s[0] == '-' && s[1] == '-'))
 		return 0;
@@ -1450,8 +1453,7 @@ token:
 			p->pos += 3;
 			n--;
 		}
-		if (n == 0 || (n == 2 && s[0] == 'e' && s[1] == 'p') ||
-		    eval_glyph(s, n))
+		if (n == 0)
 			continue;
 		if (c >= '0' && c <= '9') {
 			uint8_t res = parse_result(s, n);
@@ -1476,6 +1478,8 @@ token:
 		if (!resolving)
 			continue;
 		r = play(p, s, n);
+		if (r == -1 && passed_over(s, n))
+			continue;
 		if (r == -1) {
 			problem(g, PF_PGNP_ILLEGAL, s, n);
 			resolving = 0;
