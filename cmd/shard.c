@@ -654,10 +654,14 @@ struct listed;
 static int	manifest_each(const char *, int (*)(const struct mshard *, int,
 		    void *), void *, struct listed *);
 
-/* A file an earlier shard set lists (-f replaces that set). */
+/*
+ * Names a manifest lists: its shards (-f replaces that set; --verify
+ * looks for strays) or its splits.  Looked up by a linear search until
+ * listed_sort, then by a binary one: a set may hold 100,000 shards.
+ */
 struct listed {
 	char **name;
-	int n, cap;
+	int n, cap, sorted;
 };
 
 static int
@@ -679,12 +683,30 @@ listed_add(const struct mshard *m, int posflow, void *arg)
 	if ((l->name[l->n] = strdup(m->file)) == NULL)
 		return -1;
 	l->n++;
+	l->sorted = 0;
 	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+listed_sort(struct listed *l)
+{
+	if (l->n > 1)
+		qsort(l->name, (size_t)l->n, sizeof(*l->name), name_cmp);
+	l->sorted = 1;
 }
 
 static int
 is_listed(const struct listed *l, const char *n)
 {
+	if (l->sorted)
+		return l->n > 0 && bsearch(&n, l->name, (size_t)l->n,
+		    sizeof(*l->name), name_cmp) != NULL;
 	for (int i = 0; i < l->n; i++)
 		if (strcmp(l->name[i], n) == 0)
 			return 1;
@@ -705,7 +727,7 @@ clean_dir(const struct opts *o)
 	char path[PATH_MAX];
 	struct dirent *de;
 	struct stat sb;
-	struct listed old = { NULL, 0, 0 };
+	struct listed old = { NULL, 0, 0, 0 };
 	DIR *d;
 	int rv = 0;
 
@@ -717,6 +739,7 @@ clean_dir(const struct opts *o)
 		pf_warnx("%s: not a manifest this tool can read: the shards "
 		    "it lists are not all removed", path);
 	}
+	listed_sort(&old);
 	if ((d = opendir(o->dir)) == NULL) {
 		pf_warn("%s", o->dir);
 		rv = -1;
@@ -2961,6 +2984,7 @@ verify(const char *dir)
 		pf_warnx("%s: not a manifest this tool can read", path);
 	/* a file named as a shard of a listed split, but not listed: left
 	   by something else, and a trainer that globs would read it */
+	listed_sort(&v.files);
 	if (rv == 0 && (d = opendir(dir)) != NULL) {
 		while ((de = readdir(d)) != NULL)
 			if (stray_shard(&v, de->d_name)) {
