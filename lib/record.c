@@ -1428,24 +1428,7 @@ open_for_records(pf_writer *w)
 int
 pf_writer_put(pf_writer *w, const pf_record *rec)
 {
-	size_t rlen = (size_t)PF_CORE_SIZE + rec->ext_len;
-
-	if (open_for_records(w) == -1)
-		return -1;
-	if (rlen > PF_BLOCK_MAX)
-		return too_long(w, rlen);
-	if (rec->ext_len > 0 && !ext_area_ok(rec->ext, rec->ext_len)) {
-		char why[200];
-
-		check_ext_area(rec->ext, rec->ext_len, why, sizeof(why));
-		werr(w, "record %llu: %s", (unsigned long long)w->records + 1,
-		    why);
-		return -1;
-	}
-	if (make_room(w, rlen) == -1)
-		return -1;
-	pf_record_encode(rec, w->blk + w->blk_len);
-	return counted(w, rlen, 1);
+	return pf_writer_put_tail(w, rec, NULL, 0);
 }
 
 int
@@ -1455,18 +1438,24 @@ pf_writer_put_tail(pf_writer *w, const pf_record *rec, const uint8_t *tail,
 	size_t rlen = (size_t)PF_CORE_SIZE + rec->ext_len + tail_len;
 	pf_record whole;
 	uint8_t *out, *ext;
+	char why[200];
 	int rv;
 
-	if (tail_len == 0)
-		return pf_writer_put(w, rec);
 	if (open_for_records(w) == -1)
 		return -1;
 	if (rlen > PF_BLOCK_MAX)
 		return too_long(w, rlen);
 	if ((rec->ext_len > 0 && !ext_area_ok(rec->ext, rec->ext_len)) ||
-	    !ext_area_ok(tail, tail_len)) {
+	    (tail_len > 0 && !ext_area_ok(tail, tail_len))) {
+		if (tail_len == 0) {
+			check_ext_area(rec->ext, rec->ext_len, why,
+			    sizeof(why));
+			werr(w, "record %llu: %s",
+			    (unsigned long long)w->records + 1, why);
+			return -1;
+		}
 		/* The chain may still be whole across the two parts: check
-		   and report it as pf_writer_put() would. */
+		   and report it as for the joined record. */
 		if ((ext = malloc(rec->ext_len + tail_len)) == NULL) {
 			werr(w, "out of memory");
 			return -1;
@@ -1477,7 +1466,7 @@ pf_writer_put_tail(pf_writer *w, const pf_record *rec, const uint8_t *tail,
 		whole = *rec;
 		whole.ext = ext;
 		whole.ext_len = (uint32_t)(rec->ext_len + tail_len);
-		rv = pf_writer_put(w, &whole);
+		rv = pf_writer_put_tail(w, &whole, NULL, 0);
 		free(ext);
 		return rv;
 	}
@@ -1485,8 +1474,10 @@ pf_writer_put_tail(pf_writer *w, const pf_record *rec, const uint8_t *tail,
 		return -1;
 	out = w->blk + w->blk_len;
 	pf_record_encode(rec, out);
-	pf_put32(out, (uint32_t)rlen);
-	memcpy(out + rlen - tail_len, tail, tail_len);
+	if (tail_len > 0) {
+		pf_put32(out, (uint32_t)rlen);
+		memcpy(out + rlen - tail_len, tail, tail_len);
+	}
 	return counted(w, rlen, 1);
 }
 
