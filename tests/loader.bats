@@ -211,6 +211,13 @@ except ValueError as e:
 	assert_output "damage: the rows before the damage, then the error naming the shard, shuffled or not, with drop_last or not, on 1 and 2 ranks"
 }
 
+@test "ShardDataset: even=True with errors warn or ignore: a rank left short by a damaged shard reads its shards again, so every rank takes the same number of steps" {
+	"$PY" -c 'import torch' 2>/dev/null || fail "no torch for $PY (Debian: python3-torch)"
+	run --separate-stderr "$PY" "$TORCHCHECK" evendamage "$BATS_FILE_TMPDIR/shards"
+	assert_success
+	assert_output "evendamage: the same number of batches on every rank, as epoch_batches() says, though a shard is damaged; none at all is an error"
+}
+
 @test "training: a linear model on the 768 features, fed by ShardDataset, lowers its loss" {
 	"$PY" -c 'import torch' 2>/dev/null || fail "no torch for $PY (Debian: python3-torch)"
 	run "$PY" "$TORCHCHECK" train "$BATS_FILE_TMPDIR/shards"

@@ -31,7 +31,8 @@ number of steps on every rank, so then every consumer yields the same
 number of whole batches, the most that the consumer with the fewest
 records fills.  That leaves a few records out of each epoch (with shards
 of equal size, less than two batches a consumer; others each epoch when
-shuffled).
+shuffled).  A consumer left short by damaged shards (errors="warn" or
+"ignore") reads its shards again for the rest, with a warning.
 epoch_batches() gives the number of batches a rank gets in an epoch.
 """
 
@@ -170,7 +171,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
 
     def epoch_batches(self, num_workers=0):
         """The number of batches this rank yields this epoch, with
-        num_workers DataLoader workers (undamaged shards)."""
+        num_workers DataLoader workers (with even=False, of undamaged
+        shards; even=True yields it whatever errors skips)."""
         workers = max(1, num_workers)
         counts = self._counts(self.world_size * workers)
         drop_last = self.options.get("drop_last", False)
@@ -186,12 +188,16 @@ class ShardDataset(torch.utils.data.IterableDataset):
         opts = dict(self.options)
         drop_last = opts.pop("drop_last", False) or self.even
         shuffled = self.shuffle and self.shuffle_batches > 1
-        # unshuffled, batches' drop_last: a short batch before damage is
-        # dropped and the error raised, not taken for the end
-        it = self._read(self.plan(consumer, consumers), opts,
-                        drop_last and not shuffled)
-        if shuffled:
-            it = self._shuffled(it, consumer, drop_last)
+
+        def epoch():
+            # unshuffled, batches' drop_last: a short batch before damage
+            # is dropped and the error raised, not taken for the end
+            it = self._read(self.plan(consumer, consumers), opts,
+                            drop_last and not shuffled)
+            if shuffled:
+                it = self._shuffled(it, consumer, drop_last)
+            return it
+
         if self.even:
             counts = self._counts(consumers)
             if sum(counts) > 0 and min(counts) < self.batch_size:
@@ -201,9 +207,44 @@ class ShardDataset(torch.utils.data.IterableDataset):
                               "them)" % (self.directory, self.split,
                                          sum(counts), consumers,
                                          self.batch_size))
-            it = itertools.islice(it, min(counts) // self.batch_size)
+            it = self._even(epoch, min(counts) // self.batch_size,
+                            consumer)
+        else:
+            it = epoch()
         for b in it:
             yield _tensors(b)
+
+    def _even(self, epoch, quota, consumer):
+        # quota batches, however many damaged shards skip (errors="warn"
+        # or "ignore"): a consumer that runs short reads its shards
+        # again, since a rank with fewer steps hangs the others
+        n = 0
+        while n < quota:
+            it, got = epoch(), 0
+            try:
+                for b in it:
+                    yield b
+                    got += 1
+                    if n + got == quota:
+                        break
+            finally:
+                it.close()
+            n += got
+            if n == quota:
+                return
+            if got == 0:
+                raise posflow.Error("%s, split %s: consumer %d read no "
+                                    "whole batch of its %d (damaged "
+                                    "shards): even=True cannot keep the "
+                                    "ranks in step" % (self.directory,
+                                                       self.split, consumer,
+                                                       quota))
+            warnings.warn("posflow: %s, split %s: consumer %d read %d of "
+                          "its %d batches (damaged shards): it reads its "
+                          "shards again for the rest, so that every rank "
+                          "takes the same number of steps"
+                          % (self.directory, self.split, consumer, n,
+                             quota), RuntimeWarning)
 
     def _read(self, plan, opts, drop_last):
         # batches of the plan's parts in turn, rows carried over from one

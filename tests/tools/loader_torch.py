@@ -9,6 +9,10 @@ usage: loader_torch.py epochs DIR     every record once per epoch over
                                       the rows before the damage, then
                                       the error, shuffled or not, with
                                       drop_last or not, on 1 and 2 ranks
+       loader_torch.py evendamage DIR with even=True and errors "warn" or
+                                      "ignore", ranks short of records
+                                      read their shards again: the same
+                                      number of batches on every rank
        loader_torch.py train DIR      a linear model on the 768 features
                                       learns: the loss falls
 """
@@ -168,14 +172,8 @@ def check_damage(directory):
 def damage(directory, tmp, shard):
     # a copy of DIR with a byte of a training shard flipped; whether the
     # damage was read, by rank 0 of 1, ranks 0 and 1 of 2 (unshuffled)
-    for name in os.listdir(directory):
-        shutil.copy(os.path.join(directory, name), tmp)
+    damaged_copy(directory, tmp, [shard], 0.5)
     bad = posflow.shard_paths(tmp, "train")[shard]
-    with open(bad, "r+b") as f:
-        f.seek(os.path.getsize(bad) // 2)
-        c = f.read(1)
-        f.seek(-1, os.SEEK_CUR)
-        f.write(bytes([c[0] ^ 0xFF]))
     # one rank (the shards whole), and two (3 shards: one whole for each,
     # then every other record of the third, damaged or not)
     hits = []
@@ -223,6 +221,85 @@ def damage(directory, tmp, shard):
     return hits
 
 
+def damaged_copy(directory, tmp, shards, at):
+    # a copy of DIR with a byte of the given training shards flipped, at
+    # the fraction at of their size
+    for name in os.listdir(directory):
+        shutil.copy(os.path.join(directory, name), tmp)
+    for i in shards:
+        bad = posflow.shard_paths(tmp, "train")[i]
+        with open(bad, "r+b") as f:
+            f.seek(int(os.path.getsize(bad) * at))
+            c = f.read(1)
+            f.seek(-1, os.SEEK_CUR)
+            f.write(bytes([c[0] ^ 0xFF]))
+
+
+def check_evendamage(directory):
+    want = set()
+    for b in posflow.batches(directory, 1000, split="train"):
+        want.update(keys_of(b))
+    nshards = len(posflow.shard_paths(directory, "train"))
+    tmp = tempfile.mkdtemp()
+    try:
+        # the second shard cut near its start: the rank that reads it
+        # whole runs short
+        damaged_copy(directory, tmp, [1], 0.1)
+        for errors, shuffle, workers in itertools.product(
+                ("warn", "ignore"), (False, True), (0, 2)):
+            what = "errors=%s, shuffle=%s, %d workers" % (errors, shuffle,
+                                                          workers)
+            steps, again = [], 0
+            for rank in range(2):
+                ds = ShardDataset(tmp, "train", batch_size=50, seed=11,
+                                  shuffle=shuffle, rank=rank, world_size=2,
+                                  errors=errors)
+                n, seen = 0, []
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    for b in torch.utils.data.DataLoader(
+                            ds, batch_size=None, num_workers=workers):
+                        if len(b["ply"]) != 50:
+                            fail("%s: a batch of %d rows"
+                                 % (what, len(b["ply"])))
+                        seen.extend(keys_of(b))
+                        n += 1
+                if n != ds.epoch_batches(workers):
+                    fail("%s: rank %d: %d batches, epoch_batches() says %d"
+                         % (what, rank, n, ds.epoch_batches(workers)))
+                if not set(seen) <= want:
+                    fail("%s: rows not in the input" % what)
+                again += len(seen) - len(set(seen))
+                if workers == 0 and errors == "warn":
+                    again_said = any("reads its shards again" in
+                                     str(w.message) for w in caught)
+                    if again_said != (len(seen) != len(set(seen))):
+                        fail("%s: rank %d: rows read again %d, said %s"
+                             % (what, rank, len(seen) - len(set(seen)),
+                                again_said))
+                steps.append(n)
+            if len(set(steps)) != 1 or again == 0:
+                fail("%s: batches per rank %s, rows read again %d"
+                     % (what, steps, again))
+        shutil.rmtree(tmp)
+        tmp = tempfile.mkdtemp()
+        # every shard cut at its start: nothing to fill a batch with
+        damaged_copy(directory, tmp, range(nshards), 0.0)
+        ds = ShardDataset(tmp, "train", batch_size=50, seed=11, rank=0,
+                          world_size=2, errors="ignore")
+        try:
+            n = sum(1 for _ in ds)
+            fail("every shard damaged: %d batches, no error" % n)
+        except posflow.Error as e:
+            if "cannot keep the ranks in step" not in str(e):
+                fail("every shard damaged: %s" % e)
+    finally:
+        shutil.rmtree(tmp)
+    print("evendamage: the same number of batches on every rank, as "
+          "epoch_batches() says, though a shard is damaged; none at all "
+          "is an error")
+
+
 def check_train(directory):
     torch.manual_seed(0)
     model = torch.nn.EmbeddingBag(posflow.feature_count("ALL") + 1, 1,
@@ -260,4 +337,5 @@ def check_train(directory):
 
 if __name__ == "__main__":
     {"epochs": check_epochs, "even": check_even, "damage": check_damage,
+     "evendamage": check_evendamage,
      "train": check_train}[sys.argv[1]](sys.argv[2])
