@@ -290,8 +290,12 @@ fill(struct run *R, pf_input *in, uint8_t *buf, size_t *len,
  * The fixed-size formats (bin, marlinformat, bulletformat) and the
  * variable ones (plain, viriformat) share one loop: decode() takes what
  * it can from buf[0..len) and says how many bytes it used; 0 used means
- * it needs more.
+ * it needs more.  eof: 0 more may come, EOF_END the input ends there,
+ * EOF_FAILED it ends at a read error, already named (what is whole is
+ * taken, and the cut is not named again).
  */
+enum { EOF_END = 1, EOF_FAILED };
+
 typedef int (*decode_fn)(struct run *R, const uint8_t *p, size_t len,
     int eof, uint64_t offset, size_t *used);
 
@@ -307,7 +311,7 @@ dec_fixed(struct run *R, const uint8_t *p, size_t len, int eof,
 
 	*used = 0;
 	if (len < size) {
-		if (eof && len > 0) {
+		if (eof == EOF_END && len > 0) {
 			snprintf(err, sizeof(err), "truncated entry (%zu of "
 			    "%zu bytes)", len, size);
 			damage(R, offset, err);
@@ -338,8 +342,8 @@ dec_plain(struct run *R, const uint8_t *p, size_t len, int eof,
 	char err[128];
 	int rc;
 
-	rc = pf_plain_decode((const char *)p, len, eof, &e, used, err,
-	    sizeof(err));
+	rc = pf_plain_decode((const char *)p, len, eof == EOF_END, &e, used,
+	    err, sizeof(err));
 	if (rc == -1) {
 		damage(R, offset, err);
 		return 0;
@@ -358,17 +362,27 @@ dec_viri(struct run *R, const uint8_t *p, size_t len, int eof,
 	char err[128];
 	long size;
 	size_t off;
-	int rc, first = 1;
+	int rc = 1, first = 1, cut = 0;
 
 	*used = 0;
 	if ((size = pf_viri_game_size(p, len)) == 0) {
-		if (eof && len > 0) {
-			damage(R, offset, "truncated game");
-			*used = len;
+		if (!eof || len == 0)
+			return 0;
+		/* cut short: the moves before the cut are entries too */
+		*used = len;
+		if (len < PF_VIRI_HEADER_SIZE) {
+			if (eof == EOF_END) {
+				snprintf(err, sizeof(err), "truncated game "
+				    "(begun at offset %" PRIu64 ", in its "
+				    "first position)", offset);
+				damage(R, offset + len, err);
+			}
+			return 0;
 		}
-		return 0;
-	}
-	*used = (size_t)size;
+		size = (long)len;
+		cut = 1;
+	} else
+		*used = (size_t)size;
 	if (pf_viri_game_begin(&g, p, err, sizeof(err)) == -1) {
 		damage(R, offset, err);
 		return 0;
@@ -384,6 +398,12 @@ dec_viri(struct run *R, const uint8_t *p, size_t len, int eof,
 		}
 		take(&R->G, &e, first ? -1 : 1, NULL);
 		first = 0;
+	}
+	if (cut && rc == 1 && eof == EOF_END) {
+		snprintf(err, sizeof(err), "truncated game (begun at offset %"
+		    PRIu64 "; its %" PRIu32 " moves before the cut kept)",
+		    offset, g.nmoves);
+		damage(R, offset + len, err);
 	}
 	return 1;
 }
@@ -411,8 +431,9 @@ read_blocks(struct run *R, pf_input *in, decode_fn decode)
 		}
 		start = 0;
 		while (!R->f->stop && start < len) {
-			decode(R, buf + start, len - start, eof && !failed,
-			    offset + start, &used);
+			decode(R, buf + start, len - start, !eof ? 0 :
+			    failed ? EOF_FAILED : EOF_END, offset + start,
+			    &used);
 			if (used == 0)
 				break;
 			start += used;

@@ -265,6 +265,53 @@ posimport: 100 entries in 2 games imported (bin); 1 damaged places"
 	[ "$(posdump --fields move bp.pos)" = "move=e2e4" ]
 }
 
+@test "damage: a viriformat game cut short keeps its moves before the cut, at the end of a file or of damaged gzip data" {
+	posimport -F binpack "$BP" 2>/dev/null |
+		posexport -F viriformat -o s.viri 2>/dev/null
+	posimport -F viriformat s.viri -o all.pos 2>/dev/null
+	[ "$(posdump -c all.pos | cut -d' ' -f1)" -eq 2770 ]
+	# the last game less its end (4 bytes) and half its last move
+	n=$(stat -c %s s.viri)
+	head -c $((n - 6)) s.viri > cut.viri
+	run posimport -F viriformat cut.viri -o c.pos
+	assert_failure 1
+	assert_line --index 0 --regexp "^posimport: cut.viri: offset $((n - 6)): truncated game \(begun at offset [0-9]+; its [0-9]+ moves before the cut kept\)$"
+	assert_line --index 1 "posimport: 2769 entries in 47 games imported (viriformat); 1 damaged places"
+	diff <(posdump --fields fen,move,score,ply,result all.pos | head -n 2769) \
+	    <(posdump --fields fen,move,score,ply,result c.pos)
+	# cut inside a game's first position: nothing of it, named
+	head -c 20 s.viri > head.viri
+	run posimport -F viriformat head.viri -o h.pos
+	assert_failure 1
+	assert_line --index 0 "posimport: head.viri: offset 20: truncated game (begun at offset 0, in its first position)"
+	# gzip data cut in the middle of a game: the error is the gzip's,
+	# and the game's moves before it are kept, as from the plain file
+	gzip -c s.viri > s.viri.gz
+	head -c $(($(stat -c %s s.viri.gz) / 2)) s.viri.gz > cut.viri.gz
+	gzip -dc cut.viri.gz > raw.viri 2>/dev/null || true
+	run posimport -F viriformat cut.viri.gz -o g.pos
+	assert_failure 1
+	assert_line --index 0 --partial "cut.viri.gz: offset $(stat -c %s raw.viri): "
+	m=$(posdump -c g.pos | cut -d' ' -f1)
+	posimport -F viriformat raw.viri -o r.pos 2>/dev/null || true
+	[ "$m" -eq "$(posdump -c r.pos | cut -d' ' -f1)" ]
+	diff <(posdump --fields fen,move,score,ply,result all.pos | head -n "$m") \
+	    <(posdump --fields fen,move,score,ply,result g.pos)
+	# every complete pair of the cut game: more than the whole games
+	whole=$(head -c "$(stat -c %s raw.viri)" s.viri |
+	    "$PY" -c 'import sys
+d = sys.stdin.buffer.read(); o = n = 0
+while True:
+	p = o + 32
+	while p + 4 <= len(d) and d[p:p + 4] != bytes(4):
+		p += 4
+	if p + 4 > len(d):
+		break
+	n += (p - o - 32) // 4; o = p + 4
+print(n)')
+	[ "$m" -gt "$whole" ]
+}
+
 @test "damage: ten places named per file, the rest counted in the summary" {
 	# 500 entries of bin of which none is a position
 	head -c 20000 /dev/zero | tr '\0' '\377' > junk.bin
