@@ -15,11 +15,13 @@ int16_t
 pf_sf_score(uint8_t score_kind, int32_t score)
 {
 	if (score_kind == PF_SCORE_MATE) {
+		if (score > PF_SF_MATE_MOVES)
+			score = PF_SF_MATE_MOVES;
+		if (score < -PF_SF_MATE_MOVES)
+			score = -PF_SF_MATE_MOVES;
 		if (score > 0)
-			return (int16_t)(PF_SF_MATE - (2 * (score > 100 ? 100 :
-			    score) - 1));
-		return (int16_t)-(PF_SF_MATE - 2 * (-score > 100 ? 100 :
-		    -score));
+			return (int16_t)(PF_SF_MATE - (2 * score - 1));
+		return (int16_t)-(PF_SF_MATE + 2 * score);
 	}
 	/* beyond +-15266 cp every score is the largest non-mate */
 	if (score > 15266)

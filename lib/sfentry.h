@@ -37,16 +37,20 @@ typedef struct pf_sfentry {
  * becomes s = round(cp * 2.08), clamped to +-PF_SF_MAX_EVAL so that it
  * never reads as a mate; a mate in n moves for the side to move becomes
  * 32000 - (2n - 1) (plies to mate), being mated in n -(32000 - 2n), being
- * checkmated -32000.  Back: |s| > PF_SF_MAX_EVAL is a mate in
- * (32000 - |s| + 1) / 2 moves (negative when s < 0; +32000, which no
- * search returns, a mate in 1), else cp = round(s / 2.08); a centipawn
- * score survives the round trip exactly.  |s| > 32000 is no score:
+ * checkmated -32000; n beyond PF_SF_MATE_MOVES, which the units cannot
+ * hold (Stockfish's MAX_PLY), becomes PF_SF_MATE_MOVES.  Back:
+ * |s| > PF_SF_MAX_EVAL is a mate in (32000 - |s| + 1) / 2 moves
+ * (negative when s < 0; +32000, which no search returns, a mate in 1),
+ * else cp = round(s / 2.08); a centipawn score, or a mate, survives the
+ * round trip exactly.  |s| > 32000 is no score:
  * Stockfish's VALUE_INFINITE (32001) and VALUE_NONE (32002, which its
  * tools write for an entry without one and nnue-pytorch's loader skips).
  */
 #define PF_SF_MATE	32000
 #define PF_SF_MAX_EVAL	(32000 - 247)	/* Stockfish's VALUE_MATE_IN_MAX_PLY - 1 */
 #define PF_SF_NONE	32002		/* Stockfish's VALUE_NONE */
+/* The farthest mate the units hold: 123 moves, 246 plies (MAX_PLY) */
+#define PF_SF_MATE_MOVES	((PF_SF_MATE - PF_SF_MAX_EVAL) / 2)
 
 int16_t	pf_sf_score(uint8_t score_kind, int32_t score);
 /* Into *kind (PF_SCORE_CP or PF_SCORE_MATE) and *score: 0, or -1 (and

@@ -220,6 +220,26 @@ for base, arm, f in (('can.canonical_100', 'can.canonical_armageddon', 132),
 	[ ! -e x ]
 }
 
+@test "mates: as Stockfish writes them up to its farthest, mate in 123 (246 plies); farther ones as that; every format and back keeps them" {
+	fen='7k/1B6/8/p1rpP2R/7P/3K4/P5P1/8 b - - 0 50'
+	for m in 1 -1 100 -100 101 -102 123 -123 124 -130 300 -300; do
+		echo "$fen game=1 ply=99 move=h8g8 result=1-0 eval=mate:$m"
+	done | "$MKREC" > mates.pos
+	posexport -F plain mates.pos -o mates.plain 2>/dev/null
+	[ "$(grep '^score' mates.plain | cut -d' ' -f2 | tr '\n' ' ')" = \
+	    "31999 -31998 31801 -31800 31799 -31796 31755 -31754 31755 -31754 31755 -31754 " ] ||
+	    fail "$(grep '^score' mates.plain | tr '\n' ' ')"
+	# and back, in every format of Stockfish's units and bullet's
+	scores() { posdump --fields eval "$1" | sed 's/.* score=\([^ ]*\) .*/\1/' | tr '\n' ' '; }
+	want="mate:1 mate:-1 mate:100 mate:-100 mate:101 mate:-102 mate:123 mate:-123 mate:123 mate:-123 mate:123 mate:-123 "
+	for f in plain bin binpack marlinformat bulletformat viriformat; do
+		posexport -F $f mates.pos -o m.$f 2>/dev/null
+		posimport -F $f m.$f -o back.$f.pos 2>/dev/null
+		[ "$(scores back.$f.pos)" = "$want" ] ||
+		    fail "$f: $(scores back.$f.pos)"
+	done
+}
+
 @test "records a format cannot hold: skipped and counted; --require makes each an error; unknown results counted" {
 	# 1: a move and an evaluation; 2: no evaluation; 3: no move; 4: an
 	# unknown result
