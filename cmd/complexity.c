@@ -60,7 +60,7 @@
 
 /* Options given, to refuse those the mode does not use. */
 enum { SET_LOW = 1, SET_HIGH = 2, SET_SHALLOW = 4, SET_DEEP = 8,
-	SET_LOSS = 16, SET_THRESHOLD = 32 };
+	SET_LOSS = 16, SET_THRESHOLD = 32, SET_POLICY = 64 };
 
 struct opts {
 	int mode;		/* PF_COMPLEXITY_* */
@@ -155,8 +155,9 @@ check_combination(struct opts *o)
 		}
 		return 0;
 	}
-	if ((o->set & (SET_LOW | SET_HIGH)) || o->po.given ||
-	    o->po.method != PF_POLICY_ZEMAN) {
+	/* --policy counts as given whatever its method, the default
+	   zeman too: node mode makes no probabilities. */
+	if ((o->set & (SET_LOW | SET_HIGH | SET_POLICY)) || o->po.given) {
 		pf_warnx("--policy, --drop, --power, --temperature, --low and "
 		    "--high need --mode depth");
 		return -1;
@@ -225,6 +226,8 @@ parse_options(int argc, char *argv[], struct opts *o, int *optindp)
 				pf_warnx("%s", err);
 				goto bad;
 			}
+			if (ch == O_POLICY)
+				o->set |= SET_POLICY;
 			break;
 		case O_LOW:
 			if (parse_double("--low", optarg, 0, 1, &o->low) == -1)

@@ -436,6 +436,8 @@ RECAPTURE_MOVE=d8d5
 	--mode nodes --low 0.1
 	--mode nodes --high 0.5
 	--mode nodes --policy softmax
+	--mode nodes --policy zeman
+	--policy zeman --mode nodes
 	--mode nodes --drop 0.1
 	--mode nodes --shallow bogus
 	--mode nodes --deep depth:x
