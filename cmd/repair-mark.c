@@ -46,6 +46,7 @@ enum { Q_LOGISTIC, Q_WDL };
 struct opts {
 	int mode;
 	int have_shallow, have_deep, have_eval;
+	int have_q, have_alpha, have_threshold, have_seed;
 	pf_evalsel shallow, deep, eval;
 	int q;
 	double alpha, threshold;
@@ -219,14 +220,17 @@ parse_opts(int argc, char **argv, struct opts *o)
 			else
 				errstr = "expected logistic or wdl";
 			what = "--q";
+			o->have_q = 1;
 			break;
 		case O_ALPHA:
 			o->alpha = pf_strtod(optarg, 1e-3, 1e6, &errstr);
 			what = "--alpha";
+			o->have_alpha = 1;
 			break;
 		case O_THRESHOLD:
 			o->threshold = pf_strtod(optarg, 0, 2, &errstr);
 			what = "--threshold";
+			o->have_threshold = 1;
 			break;
 		case O_BOOK:
 			o->book = optarg;
@@ -235,6 +239,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->seed = (uint64_t)pf_strtonum(optarg, 0, LLONG_MAX,
 			    &errstr);
 			what = "--seed";
+			o->have_seed = 1;
 			break;
 		case 'd':
 		case 'n':
@@ -257,16 +262,16 @@ parse_opts(int argc, char **argv, struct opts *o)
 			goto bad;
 		}
 	}
-	/* Options of the other mode are refused, not ignored. */
+	/* Options of the other mode are refused, not ignored, also when
+	   given at their defaults. */
 	if (o->mode == MODE_CANDIDATES && (engine_use || o->have_eval ||
-	    o->seed)) {
+	    o->have_seed)) {
 		pf_warnx("--eval, --seed and the engine options are for "
 		    "--mode panda");
 		goto bad;
 	}
 	if (o->mode == MODE_PANDA && (o->have_shallow || o->have_deep ||
-	    o->book || o->q != Q_LOGISTIC || o->alpha != PF_LOGISTIC_ALPHA ||
-	    o->threshold != 0.55)) {
+	    o->book || o->have_q || o->have_alpha || o->have_threshold)) {
 		pf_warnx("--shallow, --deep, --q, --alpha, --threshold and "
 		    "--book are for --mode candidates");
 		goto bad;

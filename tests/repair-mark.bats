@@ -299,8 +299,14 @@ scholar() {
 	--threshold x -f
 	--mode candidates -j 2 -f
 	--mode candidates --seed 3 -f
+	--mode candidates --seed 0 -f
+	--seed 0 -f
 	--mode panda --book x.epd -f
 	--mode panda --threshold 0.3 -f
+	--mode panda --threshold 0.55 -f
+	--threshold 0.55 --mode panda -f
+	--mode panda --alpha 170 -f
+	--mode panda --q logistic -f
 	--mode panda -d 0 -f
 	--mode panda -d 3 -n 100 -f
 	--mode panda -j 0 -f
