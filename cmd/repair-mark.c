@@ -298,6 +298,8 @@ bad:
 
 /* ---- candidates ------------------------------------------------------- */
 
+/* Q of evaluation e; *ok 1, or 0 when --q wdl finds no W/D/L, or -1
+   when the score, needed by the logistic, is of an unknown kind. */
 static double
 q_of(const struct opts *o, const pf_eval *e, int *ok)
 {
@@ -308,6 +310,10 @@ q_of(const struct opts *o, const pf_eval *e, int *ok)
 			return 0;
 		}
 		return ((double)e->wdl[0] - (double)e->wdl[2]) / 1000.0;
+	}
+	if (e->score_kind != PF_SCORE_CP && e->score_kind != PF_SCORE_MATE) {
+		*ok = -1;
+		return 0;
 	}
 	return pf_value_logistic(pf_score_cp(e->score_kind, e->score),
 	    o->alpha);
@@ -386,6 +392,13 @@ candidate(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 	}
 	qs = q_of(o, &es, &ok_s);
 	qd = q_of(o, &ed, &ok_d);
+	if (ok_s < 0 || ok_d < 0) {
+		pf_filter_error(f, recno, "the %s evaluation has an unknown "
+		    "score kind %u; passed through", ok_s < 0 ? "shallow" :
+		    "deep", ok_s < 0 ? es.score_kind : ed.score_kind);
+		pf_filter_put(f, rec);
+		return;
+	}
 	if (!ok_s || !ok_d) {
 		if (R->missing++ < 10)
 			pf_filter_error(f, recno, "--q wdl: the %s evaluation "
@@ -520,6 +533,14 @@ game_values(struct run *R, struct game *g)
 			    "limit to re-score at (give -d or -n); game left "
 			    "unrepaired", g->name, g->recno[k],
 			    g->rec[k].game_id);
+			return -1;
+		}
+		if (e.score_kind != PF_SCORE_CP &&
+		    e.score_kind != PF_SCORE_MATE) {
+			pf_warnx("%s: record %" PRIu64 ": game %016" PRIx64
+			    ": the evaluation --eval chooses has an unknown "
+			    "score kind %u; game left unrepaired", g->name,
+			    g->recno[k], g->rec[k].game_id, e.score_kind);
 			return -1;
 		}
 		g->value[k] = g->orig[k] = pf_score_cp(e.score_kind, e.score);
