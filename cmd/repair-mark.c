@@ -504,6 +504,8 @@ static int
 game_values(struct run *R, struct game *g)
 {
 	pf_eval e;
+	pf_board b;
+	char err[128];
 
 	for (int k = 0; k < g->n; k++) {
 		g->cls[k] = PF_REPAIR_NONE;
@@ -516,6 +518,16 @@ game_values(struct run *R, struct game *g)
 			    "unrepaired", g->name, g->recno[k],
 			    g->rec[k].game_id, (unsigned)g->rec[k].ply,
 			    (unsigned)g->rec[k - 1].ply);
+			return -1;
+		}
+		/* a search needs A's moves: never guessed over a position
+		   that cannot be read */
+		if (pf_board_unpack(&b, g->rec[k].pos,
+		    (g->rec[k].flags & PF_RF_CHESS960) != 0, err,
+		    sizeof(err)) == -1) {
+			pf_warnx("%s: record %" PRIu64 ": game %016" PRIx64
+			    ": invalid position: %s; game left unrepaired",
+			    g->name, g->recno[k], g->rec[k].game_id, err);
 			return -1;
 		}
 		if (pf_evalsel_find(&R->o->eval, &g->rec[k], &e) != 1) {
@@ -562,7 +574,7 @@ rescore(struct run *R, struct game *g, int i, pf_pool_job *job)
 	memset(job, 0, sizeof(*job));
 	if (pf_board_unpack(&job->board, a->pos,
 	    (a->flags & PF_RF_CHESS960) != 0, NULL, 0) == -1)
-		return 0;
+		return 0;	/* checked by game_values: cannot happen */
 	n = pf_gen_legal(&job->board, moves);
 	for (int k = 0; k < n; k++)
 		if (moves[k] != a->move)
