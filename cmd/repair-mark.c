@@ -530,6 +530,18 @@ game_values(struct run *R, struct game *g)
 			    g->name, g->recno[k], g->rec[k].game_id, err);
 			return -1;
 		}
+		/* B is the position after A's move: a position followed by
+		   another must hold the legal move played from it */
+		if (k < g->n - 1 && (g->rec[k].move == PF_MOVE_NONE ||
+		    !pf_is_legal(&b, g->rec[k].move))) {
+			pf_warnx("%s: record %" PRIu64 ": game %016" PRIx64
+			    ": %s; game left unrepaired", g->name,
+			    g->recno[k], g->rec[k].game_id,
+			    g->rec[k].move == PF_MOVE_NONE ? "no move played "
+			    "before the next position" : "the move played is "
+			    "not legal here");
+			return -1;
+		}
 		if (pf_evalsel_find(&R->o->eval, &g->rec[k], &e) != 1) {
 			pf_warnx("%s: record %" PRIu64 ": game %016" PRIx64
 			    ": no evaluation matches --eval; game left "

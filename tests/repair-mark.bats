@@ -199,6 +199,22 @@ scholar() {
 	cmp in.pos out.pos
 }
 
+@test "panda: a position followed by another without a move played is named, not searched over every move" {
+	printf '%s\n' \
+	    'startpos game=5 ply=0 eval=cp:300@depth:5' \
+	    'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1 game=5 ply=1 move=e7e5 eval=cp:0@depth:5' \
+	    'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2 game=5 ply=2 eval=cp:-400@depth:5' |
+	    "$MKREC" > in.pos
+	export FAKE_LOG=$PWD/engine.log
+	run repair-mark --mode panda -j 1 -e "$BUILD_DIR/tests/tools/fake-engine" in.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "in.pos: record 1: game 0000000000000005: no move played before the next position; game left unrepaired"
+	assert_output --partial "1 games left unrepaired"
+	cmp in.pos out.pos
+	# no search was sent
+	! grep -q '^go' engine.log 2>/dev/null
+}
+
 @test "panda: a failed search keeps its position's class and value; no engine left: every game written unrepaired, nothing lost" {
 	scholar
 	# an engine that answers the handshake and dies at every search
