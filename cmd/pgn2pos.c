@@ -31,7 +31,8 @@
 "               [--skip-plies n] [--max-plies n] [--min-elo n] [--max-elo n]\n" \
 "               [--time-control class[,class...]] [--sample p] [--per-game k]\n" \
 "               [--seed n] [--unique] [--unique-mem mib] [--strict]\n" \
-"               [--strict-games] [--stats] [--chunks n] [file ...]\n"
+"               [--strict-games] [--stats] [--chunks n] [--mate-moves]\n" \
+"               [file ...]\n"
 
 #define BLOOM_K		8	/* bits set per position in its 512-bit block */
 
@@ -48,6 +49,7 @@ struct opts {
 	uint64_t seed;
 	int unique;
 	long unique_mem;		/* MiB */
+	int mate_moves;			/* engine comments' M: moves */
 	int strict, strict_games;
 	long chunks;			/* --chunks: games per file; 0 off */
 	int jobs;			/* -j: parser threads */
@@ -950,6 +952,7 @@ do_file(struct state *st, const char *path)
 	go.threads = o->jobs;
 	go.format = o->format;
 	go.want_hash = o->unique;
+	go.mate_moves = o->mate_moves;
 	go.accept = accept_game;
 	go.accept_arg = (void *)o;
 	go.idle = flush_idle;
@@ -1062,7 +1065,7 @@ parse_tc_list(const char *s, unsigned *mask)
 
 enum { O_EPD = 256, O_PGN, O_NO_META, O_SKIP, O_MAXP, O_MINELO, O_MAXELO,
     O_TC, O_SAMPLE, O_PERGAME, O_SEED, O_UNIQUE, O_UNIQUE_MEM, O_STRICT,
-    O_STRICT_GAMES, O_STATS, O_CHUNKS, O_HELP, O_VERSION };
+    O_STRICT_GAMES, O_STATS, O_CHUNKS, O_MATE_MOVES, O_HELP, O_VERSION };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -1087,6 +1090,7 @@ static const struct option longopts[] = {
 	{ "strict-games", no_argument, NULL, O_STRICT_GAMES },
 	{ "stats", no_argument, NULL, O_STATS },
 	{ "chunks", required_argument, NULL, O_CHUNKS },
+	{ "mate-moves", no_argument, NULL, O_MATE_MOVES },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 }
@@ -1179,6 +1183,7 @@ parse_opts(int argc, char *argv[], struct opts *o)
 		case O_STRICT: o->strict = 1; break;
 		case O_STRICT_GAMES: o->strict_games = 1; break;
 		case O_STATS: o->stats = 1; break;
+		case O_MATE_MOVES: o->mate_moves = 1; break;
 		case O_CHUNKS:
 			what = "--chunks";
 			o->chunks = (long)pf_strtonum(optarg, 1, 1L << 40,

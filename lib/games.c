@@ -1356,6 +1356,7 @@ start_threads(pf_games *gs)
 		    gs->o.accept_arg)) == NULL)
 			return -1;
 		pf_pgn_want_hash(w->pgn, gs->o.want_hash);
+		pf_pgn_mate_moves(w->pgn, gs->o.mate_moves);
 		if (i == 0)
 			continue;
 		/* from a regular file the reader is one of the parsers (see
@@ -1404,6 +1405,7 @@ pf_games_open(const char *path, const char *name, const pf_games_opts *o)
 		    gs->o.accept_arg)) == NULL)
 			goto fail;
 		pf_pgn_want_hash(gs->pgn, gs->o.want_hash);
+		pf_pgn_mate_moves(gs->pgn, gs->o.mate_moves);
 		pf_input_set_idle(gs->in, gs->o.idle, gs->o.idle_arg);
 		return gs;
 	}

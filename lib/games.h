@@ -63,6 +63,7 @@ typedef struct pf_games_opts {
 	int threads;		/* parsers: 1 reads in the calling thread */
 	int format;		/* PF_PGN_AUTO, PF_PGN_PGN or PF_PGN_EPD */
 	int want_hash;		/* pf_pgn_want_hash */
+	int mate_moves;		/* pf_pgn_mate_moves */
 	pf_pgn_accept_fn accept;	/* see pgn.h; called from any parser
 					   thread when threads > 1, at once */
 	void *accept_arg;

@@ -51,6 +51,7 @@ struct pf_pgn {
 	int ntags;
 	int seen_event;
 	int want_hash;
+	int mate_moves;		/* pf_pgn_mate_moves */
 	int regular;		/* input is a regular file */
 	int has_fen;
 	int fen_long;		/* the FEN tag did not fit fen[] */
@@ -154,6 +155,12 @@ void
 pf_pgn_want_hash(pf_pgn *p, int on)
 {
 	p->want_hash = on;
+}
+
+void
+pf_pgn_mate_moves(pf_pgn *p, int on)
+{
+	p->mate_moves = on;
 }
 
 const char *
@@ -976,10 +983,87 @@ parse_clk(pf_pgn_game *g, int idx, const char *s, const char *e)
 	g->has_clk = 1;
 }
 
-/* Find [%eval ...] and [%clk ...] in a comment body. */
+/*
+ * An engine match's comment on the move before position idx, as
+ * cutechess and fastchess write it: "+0.56/18 1.2s", "-M5/20 0.3s",
+ * "0.00/1 0s, tl=..." (the score from the view of the side that moved,
+ * in pawns or M and the distance to mate, then "/" and the depth).  M
+ * counts plies (cutechess) or, with mate_moves, moves (fastchess).  Sets
+ * the evaluation of position idx, in White's view and mate in moves as
+ * parse_eval does; anything else is not such a comment and sets nothing.
+ */
 static void
-parse_annotations(pf_pgn_game *g, int idx, const char *s, const char *e)
+parse_engine_comment(pf_pgn_game *g, int idx, int mate_moves, const char *s,
+    const char *e)
 {
+	const char *text;
+	int neg = 0, mate = 0, digits = 0, fd = 0, stm_white;
+	uint64_t ip = 0, frac = 0, depth = 0, v;
+	int64_t sv;
+
+	while (s < e && (*s == ' ' || *s == '\n' || *s == '\r' ||
+	    *s == '\t'))
+		s++;
+	text = s;
+	if (s < e && (*s == '-' || *s == '+'))
+		neg = *s++ == '-';
+	if (s < e && *s == 'M') {
+		mate = 1;
+		s++;
+	}
+	for (; s < e && *s >= '0' && *s <= '9'; s++, digits++)
+		if (ip <= EVAL_MAX)
+			ip = ip * 10 + (uint64_t)(*s - '0');
+	if (!mate) {
+		/* pawns with decimals: "1/2" is no score */
+		if (s >= e || *s != '.')
+			return;
+		for (s++; s < e && *s >= '0' && *s <= '9'; s++, fd++)
+			if (fd < 3)
+				frac = frac * 10 + (uint64_t)(*s - '0');
+		if (fd == 0)
+			return;
+		for (; fd < 3; fd++)
+			frac *= 10;
+	}
+	if (digits == 0 || s >= e || *s++ != '/' || s >= e ||
+	    *s < '0' || *s > '9' || idx == 0)
+		return;
+	for (; s < e && *s >= '0' && *s <= '9'; s++)
+		if (depth <= UINT16_MAX)
+			depth = depth * 10 + (uint64_t)(*s - '0');
+	if (s < e && *s != ' ' && *s != ',' && *s != '\n' && *s != '\r' &&
+	    *s != '\t')
+		return;
+	v = mate ? ip : ip * 100 + (frac + 5) / 10;	/* millipawns -> cp */
+	if (v > EVAL_MAX || depth > UINT16_MAX) {
+		bad_eval(g, idx, "", text, s);
+		return;
+	}
+	if (mate) {
+		/* the mover mates in n moves, or is mated in n */
+		uint64_t n = mate_moves ? v : neg ? v / 2 : (v + 1) / 2;
+
+		if (n == 0 || (!neg && n == 1))
+			return;	/* none, or the move mated */
+		/* for the side to move now: mated in n - 1, or mates in n */
+		sv = neg ? (int64_t)n : -(int64_t)(n - 1);
+	} else
+		sv = neg ? (int64_t)v : -(int64_t)v;
+	stm_white = (g->start.stm == PF_WHITE) == !(idx & 1);
+	g->eval_kind[idx] = mate ? PF_PGN_EVAL_MATE : PF_PGN_EVAL_CP;
+	g->eval[idx] = (int32_t)(stm_white ? sv : -sv);
+	g->eval_depth[idx] = (uint16_t)depth;
+	g->has_eval = 1;
+}
+
+/* Find [%eval ...] and [%clk ...] in a comment body, or an engine
+   match's evaluation. */
+static void
+parse_annotations(pf_pgn_game *g, int idx, int mate_moves, const char *s,
+    const char *e)
+{
+	parse_engine_comment(g, idx, mate_moves, s, e);
 	for (;;) {
 		const char *close;
 
@@ -1367,7 +1451,8 @@ parse_movetext(pf_pgn *p)
 				return;
 			}
 			if (resolving)
-				parse_annotations(g, g->nmoves, bs, be);
+				parse_annotations(g, g->nmoves,
+				    p->mate_moves, bs, be);
 			continue;
 		case ';':
 		case '%':

@@ -125,6 +125,10 @@ void	 pf_pgn_free(pf_pgn *p);
 /* Also keep pf_board_hash() of every position (for --unique). */
 void	 pf_pgn_want_hash(pf_pgn *p, int on);
 
+/* In an engine match's comments ("+M5/20"), M counts moves (fastchess)
+   rather than plies (cutechess, the default). */
+void	 pf_pgn_mate_moves(pf_pgn *p, int on);
+
 /* Start reading the current member of in (after pf_input_next_member). */
 void	 pf_pgn_start(pf_pgn *p, pf_input *in);
 

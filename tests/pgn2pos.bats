@@ -129,6 +129,60 @@ golden() {
 	assert_line --index 3 --partial "eval{src=pgn limit=none score=mate:3 "
 }
 
+@test "engine match comments (cutechess, fastchess) become evaluations: the mover's score, M in plies or with --mate-moves in moves" {
+	cat > em.pgn <<-'EOF'
+	[Event "cutechess"]
+	[Result "0-1"]
+
+	1. f3 {-0.50/10 0.12s} e5 {+1.00/10 0.1s} 2. g4 {-M2/10 0.1s} Qh4# {+M1/10 0.1s} 0-1
+
+	[Event "black first"]
+	[FEN "4k3/8/8/8/8/8/4P3/4K3 b - - 0 1"]
+	[SetUp "1"]
+
+	1... Kd7 {-1.50/20 0.5s, tl=10s} 2. e4 {+M9/30 1s} Kd6 {book} 3. e5+ {+0.305/3 0s} *
+
+	[Event "not scores"]
+
+	1. e4 {1/2 the games} (1. d4 {+0.30/5 0s}) e5 {+0.5/} 2. Nf3 {+1.00/12x} Nc6 {-M0/5 0s} 3. Bb5 {M3/4 won} *
+	EOF
+	p2p em.pgn
+	assert_success
+	run posdump --fields game,ply,eval out.pos
+	# the mover's view, turned to the side to move's: White's -0.50
+	# after 1. f3 is +50 for Black
+	assert_line --index 1 --partial "ply=1 eval{src=pgn limit=depth:10 score=cp:50 depth=10 "
+	assert_line --index 2 --partial "ply=2 eval{src=pgn limit=depth:10 score=cp:-100 "
+	# -M2: White is mated in 2 plies, so Black mates in 1
+	assert_line --index 3 --partial "ply=3 eval{src=pgn limit=depth:10 score=mate:1 "
+	# +M1: the move mated; the position is over, no evaluation
+	refute_line --index 4 --partial "eval"
+	assert_line --index 6 --partial "ply=1 eval{src=pgn limit=depth:20 score=cp:150 "
+	# +M9: White mates in 9 plies (5 moves), so Black is mated in 4
+	assert_line --index 7 --partial "ply=2 eval{src=pgn limit=depth:30 score=mate:-4 "
+	refute_line --index 8 --partial "eval"
+	# +0.305 rounds to 31 centipawns, as %eval does
+	assert_line --index 9 --partial "ply=4 eval{src=pgn limit=depth:3 score=cp:-31 "
+	# "1/2", a variation's comment, no depth, a word after it, M0, no
+	# sign on a mate (M3 is read: a score may lack its sign)
+	[ "$(posdump --fields game,eval out.pos | tail -n +11 | grep -c eval)" -eq 1 ]
+	assert_line --index 15 --partial "ply=5 eval{src=pgn limit=depth:4 score=mate:-1 "
+	# fastchess counts moves: +M9 is mate in 9, Black mated in 8
+	p2p --mate-moves em.pgn
+	run posdump --fields game,ply,eval out.pos
+	assert_line --index 3 --partial "ply=3 eval{src=pgn limit=depth:10 score=mate:2 "
+	assert_line --index 7 --partial "ply=2 eval{src=pgn limit=depth:30 score=mate:-8 "
+	assert_line --index 15 --partial "ply=5 eval{src=pgn limit=depth:4 score=mate:-2 "
+	same_j 2 60 em.pgn
+	same_j 2 60 --mate-moves em.pgn
+	# out of range: named, dropped, the game kept
+	printf '[Event "x"]\n\n1. e4 {+M99999999999/10 1s} e5 {+0.10/70000} *\n' > big.pgn
+	p2p big.pgn
+	assert_success
+	[ "$stderr" = 'pgn2pos: big.pgn: game 1 (ply 1): evaluation out of range "+M99999999999/10"; dropped (and 1 more in the game)
+pgn2pos: 1 games read, 1 kept (0 truncated), 0 skipped; 3 positions written' ] || fail "$stderr"
+}
+
 @test "metadata extension, and --no-meta leaves it out" {
 	pgn2pos -q "$L10K" > out.pos
 	run posdump --fields meta out.pos
