@@ -100,6 +100,7 @@ struct run {
 	pf_eval shallow, deep;	/* node mode */
 	/* counters */
 	uint64_t records, measured, complex, missing, terminal, written;
+	uint64_t partial;	/* measured on a first table of some moves */
 };
 
 static void
@@ -538,6 +539,8 @@ measure_depth(struct run *run, int n, pf_complexity *c, uint64_t recno)
 	if (load_table(run, &run->series[order[0]], &run->base, run->slot,
 	    &run->gen, recno) == -1)
 		return -1;
+	/* a move it does not list has probability 0 there */
+	run->partial += !(run->series[order[0]].data[1] & PF_MSF_COMPLETE);
 	memset(c, 0, sizeof(*c));
 	c->mode = PF_COMPLEXITY_DEPTH;
 	c->method = (uint8_t)o->pp.method;
@@ -845,6 +848,12 @@ summary(const struct run *run)
 	    run->complex, run->measured ? 100.0 * (double)run->complex /
 	    (double)run->measured : 0.0, run->missing, run->terminal,
 	    run->written);
+	if (run->partial > 0)
+		pf_warnx("%" PRIu64 " records were measured on a first-depth "
+		    "table of some of the moves (uci-eval --multipv K): a move "
+		    "it does not list counts as probability 0, so more "
+		    "positions look complex (%s lists them all)", run->partial,
+		    DEPTH_HINT);
 	if (run->missing > 0 && !run->o->require)
 		pf_warnx("%" PRIu64 " records without %s were %s unmeasured "
 		    "(%s writes them)", run->missing, what,

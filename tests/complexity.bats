@@ -86,7 +86,9 @@ steady() {
 	{ surprise; steady; } | "$MKREC" > in.pos
 	run --separate-stderr complexity -o out.pos in.pos
 	assert_success
-	[ "$stderr" = "complexity: 2 records: 2 with per-depth tables, 1 complex (50.0%), 0 without, 0 terminal; 2 written" ]
+	# tables of 4 of the 20 moves: said
+	[ "$stderr" = "complexity: 2 records: 2 with per-depth tables, 1 complex (50.0%), 0 without, 0 terminal; 2 written
+complexity: 2 records were measured on a first-depth table of some of the moves (uci-eval --multipv K): a move it does not list counts as probability 0, so more positions look complex (uci-eval --multipv all --keep-depths lists them all)" ]
 	run depthview out.pos
 	# Depth 1 keeps e2e4 100, d2d4 90, g1f3 80: 1 / (1 + 0.5^4) = 0.9412.
 	assert_line --index 0 "3 g1f3 0 0.7935"
@@ -179,6 +181,14 @@ RECAPTURE_MOVE=d8d5
 	assert_success
 	run --separate-stderr complexity -o out.pos sf.pos
 	assert_success
+	[ "$stderr" = "complexity: 2 records: 2 with per-depth tables, 1 complex (50.0%), 0 without, 0 terminal; 2 written" ]
+	# -m 3: tables of some of the moves, said
+	run uci-eval -e "$(stockfish_path)" -d 2 -m 3 --keep-depths -o sf3.pos \
+	    in.pos
+	assert_success
+	run --separate-stderr complexity -o /dev/null sf3.pos
+	assert_success
+	[[ "$stderr" == *"complexity: 2 records were measured on a first-depth table of some of the moves (uci-eval --multipv K)"* ]] || fail "$stderr"
 	run cx out.pos
 	[ "$(jq -r .move <<< "${lines[0]}")" = "$QUIET" ]
 	[ "$(jq -r .complexity <<< "${lines[0]}")" -ge 7 ]
