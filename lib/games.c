@@ -347,9 +347,16 @@ cut_piece(pf_games *gs, size_t limit)
 		cut = pf_pgn_cut(s->buf, s->len, gs->scan_from, gs->fmt);
 	if (cut == 0) {
 		/* searched to the end but for the last line, which may not
-		   be whole */
-		const char *nl = s->len ? memrchr(s->buf, '\n', s->len) : NULL;
+		   be whole: from its line end ('\n' or '\r') on */
+		const char *from = s->buf + gs->scan_from, *e = s->buf + s->len;
+		const char *nl = from < e ? memrchr(from, '\n',
+		    (size_t)(e - from)) : NULL, *cr;
 
+		if (nl != NULL)
+			from = nl + 1;
+		if (from < e && (cr = memrchr(from, '\r',
+		    (size_t)(e - from))) != NULL)
+			nl = cr;
 		if (nl != NULL && (size_t)(nl - s->buf) > gs->scan_from)
 			gs->scan_from = (size_t)(nl - s->buf);
 		return 0;

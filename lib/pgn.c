@@ -345,7 +345,38 @@ is_binary(unsigned char c)
 	return (c < 0x20 && !is_space(c)) || c == 0x7f;
 }
 
-/* Skip to just after the next newline (or the end of input). */
+/*
+ * Line ends: LF, CRLF, or a CR alone (old Mac files), in any mix.  The
+ * first '\n' or '\r' in [s, e), or NULL: two memchr over a stretch of
+ * at most 256 bytes at a time, so that neither runs far past the line.
+ */
+static const char *
+eol(const char *s, const char *e)
+{
+	while (s < e) {
+		size_t n = e - s < 256 ? (size_t)(e - s) : 256;
+		const char *lf = memchr(s, '\n', n), *cr;
+
+		if ((cr = memchr(s, '\r', lf != NULL ?
+		    (size_t)(lf - s) : n)) != NULL)
+			return cr;
+		if (lf != NULL)
+			return lf;
+		s += n;
+	}
+	return NULL;
+}
+
+/* The first line start after the line end at s (before e): past "\r\n"
+   whole. */
+static inline const char *
+after_eol(const char *s, const char *e)
+{
+	return s + 1 + (*s == '\r' && s + 1 < e && s[1] == '\n');
+}
+
+/* Skip to just after the next line end, "\r\n" whole (or the end of
+   input). */
 static void
 skip_line(pf_pgn *p)
 {
@@ -355,11 +386,13 @@ skip_line(pf_pgn *p)
 		ensure(p, 1);
 		if (AVAIL(p) == 0)
 			return;
-		if ((nl = memchr(p->pos, '\n', AVAIL(p))) != NULL) {
-			p->pos = nl + 1;
+		if ((nl = eol(p->pos, p->end)) == NULL)
+			p->pos = p->end;
+		else if (nl + 1 < p->end || p->eof) {
+			p->pos = after_eol(nl, p->end);
 			return;
-		}
-		p->pos = p->end;
+		} else
+			p->pos = nl;	/* a '\r' last: is a '\n' next? */
 		refill(p, PF_INPUT_KEEP);
 	}
 }
@@ -384,6 +417,11 @@ skip_blank(pf_pgn *p)
 		if (c == '\n') {
 			p->newlines++;
 			p->pos++;
+		} else if (c == '\r') {
+			/* a line end alone; before a '\n', that one is */
+			p->pos++;
+			if (AVAIL(p) == 0 || *p->pos != '\n')
+				p->newlines++;
 		} else if ((k = blank_len(p->pos, p->end)) > 0)
 			p->pos += k;
 		else if (c == '%')
@@ -398,7 +436,8 @@ skip_blank(pf_pgn *p)
 
 /*
  * Binary data: skip to the next line that starts with '[' (the next
- * game's tags) or the end of input.
+ * game's tags) or the end of input.  (After a '\r' a '\n' is no '[':
+ * the line starts after it.)
  */
 static void
 skip_to_next_tag(pf_pgn *p)
@@ -411,7 +450,7 @@ skip_to_next_tag(pf_pgn *p)
 			p->pos = p->end;
 			return;
 		}
-		nl = memchr(p->pos, '\n', AVAIL(p) - 1);
+		nl = eol(p->pos, p->end - 1);
 		if (nl == NULL) {
 			p->pos = p->end - 1;
 			refill(p, PF_INPUT_KEEP);
@@ -1089,7 +1128,25 @@ parse_annotations(pf_pgn_game *g, int idx, int mate_moves, const char *s,
 
 /* ---- movetext --------------------------------------------------------- */
 
-static const char next_game[] = "\n[Event ";
+static const char next_game[] = "[Event ";
+
+/* Where a comment in [s, e) runs into the next game: the first "[Event "
+   at a line start, the line end before it at s or after; NULL if none. */
+static const char *
+next_game_in(const char *s, const char *e)
+{
+	const char *r;
+
+	for (; e - s > (ptrdiff_t)sizeof(next_game) - 1; s = r) {
+		r = memmem(s + 1, (size_t)(e - s - 1), next_game,
+		    sizeof(next_game) - 1);
+		if (r == NULL)
+			return NULL;
+		if (r[-1] == '\n' || r[-1] == '\r')
+			return r;
+	}
+	return NULL;
+}
 
 /*
  * p->pos at '{'.  Returns 1 with the body in [*bs, *be) (valid until the
@@ -1114,17 +1171,16 @@ skip_comment(pf_pgn *p, const char **bs, const char **be)
 			p->pos = q + i + 1;
 			return 1;
 		}
-		if (q[i] == '\n')
+		if (q[i] == '\n' || q[i] == '\r')
 			break;
 	}
 	for (;;) {
 		const char *q = memchr(p->pos, '}', AVAIL(p)), *r;
 		size_t len = q ? (size_t)(q - p->pos) : AVAIL(p);
 
-		if (memchr(p->pos, '\n', len) != NULL &&
-		    (r = memmem(p->pos, len, next_game, sizeof(next_game) - 1))
-		    != NULL) {
-			p->pos = r + 1;
+		if (eol(p->pos, p->pos + len) != NULL &&
+		    (r = next_game_in(p->pos, p->pos + len)) != NULL) {
+			p->pos = r;
 			return 0;
 		}
 		if (q != NULL) {
@@ -1141,6 +1197,7 @@ skip_comment(pf_pgn *p, const char **bs, const char **be)
 			return 0;
 		}
 		if (AVAIL(p) >= PF_INPUT_KEEP) {
+			/* kept: a line end and "[Event" but its last byte */
 			p->pos = p->end - (sizeof(next_game) - 1);
 			slid = 1;
 		}
@@ -1191,7 +1248,7 @@ skip_variation(pf_pgn *p)
 		case '[':
 			return 0;
 		default:
-			bol = c == '\n';
+			bol = c == '\n' || c == '\r';
 			p->pos++;
 		}
 	}
@@ -1900,13 +1957,18 @@ pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
 		if (p->format == PF_PGN_AUTO)
 			decide_format(p);
 		if (p->format == PF_PGN_EPD) {
-			const char *nl;
+			const char *nl, *cr;
 
 			ensure(p, TAG_WINDOW);
 			/* no position is longer than TAG_WINDOW bytes: the
 			   same limit whatever the window holds */
 			nl = memchr(p->pos, '\n', AVAIL(p) > TAG_WINDOW ?
 			    TAG_WINDOW : AVAIL(p));
+			/* a '\r' before it ends the line (or "\r\n") */
+			if ((cr = memchr(p->pos, '\r', nl != NULL ?
+			    (size_t)(nl - p->pos) : AVAIL(p) > TAG_WINDOW ?
+			    TAG_WINDOW : AVAIL(p))) != NULL)
+				nl = cr;
 			p->line = p->newlines + 1;
 			if (nl == NULL && (!p->eof || AVAIL(p) > TAG_WINDOW)) {
 				/* No position is this long: one line, one
@@ -2111,15 +2173,19 @@ tag_may_start(const char *s, const char *e)
 static int
 good_cut(const char *buf, size_t at)
 {
-	const char *e = buf + at - 1;	/* the newline before the line */
+	const char *e = buf + at - 1;	/* the line end before the line */
 	const char *lo = at > (64u << 10) ? buf + at - (64u << 10) : buf;
 	int first = 1;
 
 	while (e > lo) {
-		const char *s = e;
+		const char *s;
 		int t;
 
-		while (s > lo && s[-1] != '\n')
+		/* "\r\n" is one line end */
+		if (*e == '\n' && e[-1] == '\r' && --e == lo)
+			break;
+		s = e;
+		while (s > lo && s[-1] != '\n' && s[-1] != '\r')
 			s--;
 		if (s == lo && lo != buf)
 			return 0;		/* too far back to know */
@@ -2148,7 +2214,7 @@ good_cut(const char *buf, size_t at)
 	return e == buf;	/* at the very start: nothing before */
 }
 
-/* Is there a good cut at buf + at (at > 0, a line start)? */
+/* Is there a good cut at buf + at (at > 0, just after a line end)? */
 static int
 cut_at(const char *buf, size_t len, size_t at)
 {
@@ -2164,10 +2230,21 @@ cut_at(const char *buf, size_t len, size_t at)
 	return s < e && *s == '"' && good_cut(buf, at);
 }
 
+/*
+ * A line end at s (before e) that a piece may end with: a '\n', or a
+ * '\r' known not to be one half of "\r\n" (the byte after it is there
+ * and is no '\n').
+ */
+static inline int
+cut_after(const char *s, const char *e)
+{
+	return *s == '\n' || (s + 1 < e && s[1] != '\n');
+}
+
 size_t
 pf_pgn_cut_from(const char *buf, size_t len, size_t from, int format)
 {
-	static const char ev[] = "\n[Event ";
+	static const char ev[] = "[Event ";
 	const char *s, *e;
 
 	if (from > len || len == 0)
@@ -2175,20 +2252,43 @@ pf_pgn_cut_from(const char *buf, size_t len, size_t from, int format)
 	s = buf + (from > 0 ? from - 1 : 0);
 	e = buf + len;
 	if (format != PF_PGN_PGN) {
-		const char *nl = memchr(s, '\n', (size_t)(e - s));
+		const char *nl;
 
+		while ((nl = eol(s, e)) != NULL && !cut_after(nl, e))
+			s = nl + 1;
 		return nl != NULL ? (size_t)(nl + 1 - buf) : 0;
 	}
-	while (s < e) {
-		const char *nl = memmem(s, (size_t)(e - s), ev, sizeof(ev) - 1);
+	/* "[Event " after a line end at s or later */
+	while (e - s > (ptrdiff_t)sizeof(ev) - 1) {
+		const char *r = memmem(s + 1, (size_t)(e - s - 1), ev,
+		    sizeof(ev) - 1);
 
-		if (nl == NULL)
+		if (r == NULL)
 			return 0;
-		if (cut_at(buf, len, (size_t)(nl + 1 - buf)))
-			return (size_t)(nl + 1 - buf);
-		s = nl + 1;
+		if ((r[-1] == '\n' || r[-1] == '\r') &&
+		    cut_at(buf, len, (size_t)(r - buf)))
+			return (size_t)(r - buf);
+		s = r;
 	}
 	return 0;
+}
+
+/* The last line end of buf[0, len) a piece may end with (cut_after),
+   or NULL. */
+static const char *
+last_cut_eol(const char *buf, size_t len)
+{
+	const char *lf, *cr, *from;
+
+	/* a '\r' after the last '\n' is alone, but for the last byte,
+	   which may be half of "\r\n" */
+	if (len > 0 && buf[len - 1] == '\r')
+		len--;
+	lf = len ? memrchr(buf, '\n', len) : NULL;
+	from = lf != NULL ? lf + 1 : buf;
+	cr = from < buf + len ? memrchr(from, '\r',
+	    (size_t)(buf + len - from)) : NULL;
+	return cr != NULL ? cr : lf;
 }
 
 size_t
@@ -2199,7 +2299,7 @@ pf_pgn_cut(const char *buf, size_t len, size_t from, int format)
 	if (from == 0)
 		from = 1;
 	if (format != PF_PGN_PGN) {	/* EPD, or blank so far: any line */
-		const char *nl = len ? memrchr(buf, '\n', len) : NULL;
+		const char *nl = last_cut_eol(buf, len);
 
 		return nl != NULL && (size_t)(nl + 1 - buf) >= from ?
 		    (size_t)(nl + 1 - buf) : 0;
@@ -2236,7 +2336,7 @@ pf_pgn_sniff(const char *buf, size_t len, int format, int eof)
 			return PF_PGN_AUTO;	/* a mark cut short: wait */
 		if (*s != '%' && *s != '#')
 			break;
-		if ((nl = memchr(s, '\n', (size_t)(e - s))) == NULL)
+		if ((nl = eol(s, e)) == NULL)
 			return PF_PGN_AUTO;	/* (all blank to the end) */
 		s = nl + 1;
 	}

@@ -37,6 +37,67 @@ golden() {
 	[ "${#lines[@]}" -eq 11 ]
 }
 
+# The text of lf.pgn with its line ends made CR alone (cr) or a mix of
+# CR, CRLF and LF (mix), in $1.
+line_ends() {
+	case $1 in
+	cr) tr '\n' '\r' ;;
+	mix) awk 'BEGIN {ORS = ""}
+		{ print $0 (NR % 3 == 0 ? "\r" : NR % 3 == 1 ? "\r\n" : "\n") }' ;;
+	esac
+}
+
+@test "CR line ends (old Mac files), alone or mixed with LF and CRLF: read as the LF text, the same records and messages, at any -j" {
+	{
+		for f in "$PGN"/*.pgn; do tr -d '\r' < "$f"; printf '\n\n'; done
+		tr -d '\r' < "$L10K"
+		# a '%' escape line and a ';' comment, each with a '[' on it,
+		# an escape line in a variation (with a ')' on it), a comment
+		# over lines
+		printf '\n[Event "esc"]\n[Site "s"]\n\n%% x [Event "no"]\n'
+		printf '1. e4 ; ( [Event "no"]\n(1. d4 d5\n%% ) escaped\n'
+		printf '2. c4) 1... e5 {a comment\nover [Event "x"]\nlines} 2. Nf3 *\n\n'
+		# an unterminated comment, cut by the next game's line
+		printf '[Event "cut"]\n\n1. e4 { never closed\n[Event "after"]\n'
+		printf '[Result "1-0"]\n\n1. d4 1-0\n\n'
+		# a tag left open, binary data: each skips to a line's end
+		printf '[Event "bad tag\n[Result "*"]\n\n1. e4 *\n\n'
+		printf '[Event "bin"]\n\n1. e4 \001\002 x\n[Event "next"]\n\n1. d4 *\n'
+	} > lf.pgn
+	{
+		tr -d '\r' < "$PGN/positions.epd"
+		printf '# a comment\n4k3/8/8/8/8/8/8/4K3 w\n\n'
+		printf '4k3/8/8/8/8/8/8/4K3 w - - 0 1 ce 99999999999;\n'
+		printf '4k3/8/8/8/8/8/8/4K3 w - - 0 1\n'
+	} > lf.epd
+	for ext in pgn epd; do
+		mkdir -p lf
+		cp lf.$ext lf/g.$ext
+		(cd lf && pgn2pos g.$ext > out.pos 2> err)
+		[[ "$(cat lf/err)" == *"games read"* ]] || fail "$(cat lf/err)"
+		[ $ext = epd ] ||
+			[[ "$(posdump --fields move lf/out.pos | sed 's/^move=//' |
+			    paste -sd' ')" == *" e2e4 e7e5 g1f3 - e2e4 - d2d4 - e2e4 - d2d4 -" ]] ||
+			fail "the games at the end are not read as meant"
+		for kind in cr mix; do
+			mkdir -p $kind
+			line_ends $kind < lf.$ext > $kind/g.$ext
+			(cd $kind && pgn2pos g.$ext > out.pos 2> err)
+			cmp lf/out.pos $kind/out.pos || fail "$kind $ext: records differ"
+			diff -u lf/err $kind/err || fail "$kind $ext: messages differ"
+			# from a pipe
+			pgn2pos < $kind/g.$ext 2> err > pipe.pos
+			cmp lf/out.pos pipe.pos || fail "$kind $ext: piped"
+			diff -u <(sed 's/g\.'$ext'/stdin/' lf/err) err
+			for piece in 20 100 1000; do
+				same_j 2 "$piece" $kind/g.$ext
+				same_j 3 "$piece" $kind/g.$ext
+			done
+			cmp lf/out.pos one.pos || fail "$kind $ext: -j"
+		done
+	done
+}
+
 @test "golden: move numbers in every form" {
 	golden movenumbers
 }

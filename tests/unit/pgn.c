@@ -444,6 +444,47 @@ test_cut(void)
 	    "sniff: the format, or not known yet");
 }
 
+/* Cuts in text whose lines end in CR alone, or in CRLF: where a piece may
+   end, never between the CR and the LF of one line end. */
+static void
+test_cut_cr(void)
+{
+	static const char two[] =
+	    "[Event \"a\"]\r[Site \"s\"]\r\r1. e4 e5 { x\r} 1-0\r"
+	    "\r[Event \"b\"]\r\r1. d4 *\r";
+	static const char dos[] =
+	    "[Event \"a\"]\r\n\r\n1. e4 1-0\r\n\r\n[Event \"b\"]\r\n";
+	static const char noevent[] =
+	    "[Site \"s\"]\r[White \"w\"]\r\r[Event \"b\"]\r\r1. d4 *\r";
+	static const char epd[] = "8/8/8/8/8/8/8/k1K5 w - -\r\n"
+	    "8/8/8/8/8/8/8/k1K5 w - -\r8/8/8/8/8/8/8/k1K5 w - -\r";
+	size_t at = (size_t)(strstr(two, "[Event \"b\"]") - two);
+	static const char sniff[] = "\r%x\r8/8/8/8/8/8/8/k1K5 w - -\r";
+	size_t n = sizeof(epd) - 1, l1 = (size_t)(strchr(epd, '\n') + 1 - epd);
+	size_t l2 = (size_t)(strchr(epd + l1, '\r') + 1 - epd);
+
+	CHECK(pf_pgn_cut(two, sizeof(two) - 1, 1, PF_PGN_PGN) == at &&
+	    pf_pgn_cut_from(two, sizeof(two) - 1, 1, PF_PGN_PGN) == at,
+	    "CR: a cut before a game that follows a result");
+	CHECK(pf_pgn_cut(dos, sizeof(dos) - 1, 1, PF_PGN_PGN) ==
+	    (size_t)(strstr(dos, "[Event \"b\"]") - dos),
+	    "CRLF: a cut before a game that follows a result");
+	CHECK(pf_pgn_cut(noevent, sizeof(noevent) - 1, 1, PF_PGN_PGN) == 0,
+	    "CR: no cut after tags without [Event]");
+	CHECK(pf_pgn_cut(epd, n - 1, 1, PF_PGN_EPD) == l2 &&
+	    pf_pgn_cut(epd, n, 1, PF_PGN_EPD) == l2 &&
+	    pf_pgn_cut(epd, n, l2 + 1, PF_PGN_EPD) == 0,
+	    "EPD, CR: after the last line end, not after a CR that ends the "
+	    "text (a LF may follow)");
+	CHECK(pf_pgn_cut(epd, l1 - 1, 1, PF_PGN_EPD) == 0 &&
+	    pf_pgn_cut_from(epd, l1 - 1, 1, PF_PGN_EPD) == 0 &&
+	    pf_pgn_cut_from(epd, n, 1, PF_PGN_EPD) == l1,
+	    "EPD, CRLF: no cut between CR and LF, nor after a CR that may be "
+	    "one");
+	CHECK(pf_pgn_sniff(sniff, sizeof(sniff) - 1, PF_PGN_AUTO, 0) ==
+	    PF_PGN_EPD, "sniff: a '%%' line ended by a CR");
+}
+
 int
 main(void)
 {
@@ -454,5 +495,6 @@ main(void)
 	test_eval_range();
 	test_epd();
 	test_cut();
+	test_cut_cr();
 	return t_done();
 }
