@@ -500,7 +500,24 @@ warn_game(const char *where, const pf_pgn_game *g, int epd,
 {
 	const char *unit = epd ? "line" : "game";
 	uint64_t n = epd ? g->line : g->number;
+	char at[48];
 
+	if (g->stray) {
+		/* text between games that is no game: placed by the game
+		   before it (it takes no number of its own) */
+		if (g->number == 0)
+			snprintf(at, sizeof(at), "before the first game");
+		else
+			snprintf(at, sizeof(at), "after game %" PRIu64,
+			    g->number);
+		if (g->problem == PF_PGNP_ILLEGAL)
+			pf_warnx("%s: %s: illegal move \"%s\"; text skipped",
+			    where, at, g->text);
+		else
+			pf_warnx("%s: %s: %s; text skipped", where, at,
+			    pf_pgn_problem_name(g->problem));
+		return;
+	}
 	switch (g->problem) {
 	case PF_PGNP_ILLEGAL:
 		pf_warnx("%s: %s %" PRIu64 " (ply %d): illegal move \"%s\"; %s",

@@ -60,7 +60,7 @@ struct slot {
 	int turn;		/* its events are to be handed out now
 				   (atomic: its parser reads it unlocked) */
 	/* parsed: the games kept in the arena (struct gref), those of them
-	   handed out, and all its games */
+	   handed out, and all its games that take a number (not stray) */
 	unsigned char *arena;
 	size_t alen, acap;
 	struct gref *offs;
@@ -1203,7 +1203,7 @@ parse_piece(struct worker *w, struct slot *s)
 	if (s->read_err)
 		pf_pgn_damaged_end(w->pgn);
 	while (pf_pgn_next(w->pgn, &g) == 1) {
-		s->pgames++;
+		s->pgames += !g->stray;	/* (numbered games) */
 		if (!turn && __atomic_load_n(&s->turn, __ATOMIC_ACQUIRE)) {
 			turn = 1;
 			if (give_kept(w, s) < 0)

@@ -304,7 +304,7 @@ game_reset(pf_pgn *p)
 	g->date.s[0] = g->term_text.s[0] = g->variant.s[0] = '\0';
 	g->bad_evals = 0;
 	g->problem = PF_PGNP_NONE;
-	g->skip = g->filtered = 0;
+	g->skip = g->filtered = g->stray = 0;
 	g->text[0] = '\0';
 	g->detail[0] = '\0';
 	p->ntags = 0;
@@ -2023,10 +2023,18 @@ pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
 			g->filtered = p->accept(g, p->arg);
 		parse_movetext(p);
 		if (p->ntags == 0 && g->nmoves == 0 && !g->has_marker &&
-		    !g->problem) {
-			/* only comments or stray punctuation: no game */
+		    g->problem != PF_PGNP_TAG && g->problem != PF_PGNP_BADTAG &&
+		    g->problem != PF_PGNP_TAG_LONG) {
+			/* No game (no tag line begun, no move, no marker):
+			   only comments or stray punctuation, or text that is
+			   no move, binary data, a comment or variation left
+			   open; given for its problem, it takes no number
+			   (pgn-extract counts no game there either). */
 			p->ngames--;
-			continue;
+			if (!g->problem)
+				continue;
+			g->number = p->ngames;
+			g->stray = 1;
 		}
 		if (g->problem && g->nmoves == 0 && p->ntags == 0)
 			g->skip = 1;
@@ -2035,7 +2043,8 @@ pf_pgn_next(pf_pgn *p, pf_pgn_game **gp)
 	/* a game that ran into a read error (no termination marker before
 	   the damage) does not lie whole before it: not a game */
 	if ((p->read_err || p->damaged) && AVAIL(p) == 0 && !g->has_marker) {
-		p->ngames--;
+		if (!g->stray)
+			p->ngames--;
 		p->done = 1;
 		return p->read_err ? -1 : 0;
 	}

@@ -68,7 +68,8 @@ typedef struct pf_pgn_str {
  * UINT32_MAX when not given.
  */
 typedef struct pf_pgn_game {
-	uint64_t number;	/* 1-based, within the member (EPD: per line) */
+	uint64_t number;	/* 1-based, within the member (EPD: per line);
+				   stray text: the game's before it, or 0 */
 	uint64_t line;		/* EPD: the line number */
 	uint64_t id;		/* stable game id (see pgn2pos(1)) */
 	pf_board start;
@@ -103,6 +104,11 @@ typedef struct pf_pgn_game {
 	/* problem */
 	int problem;			/* PF_PGNP_* */
 	int skip;			/* 1: write nothing of this game */
+	int stray;			/* 1: no game but text between games
+					   (no tag line, no move played, no
+					   termination marker) with a
+					   problem, given for it (skip set);
+					   it takes no game number */
 	int filtered;			/* > 0: the accept callback's reason */
 	char text[PF_PGN_TEXT_MAX + 8];	/* printable offending text */
 	char detail[128];		/* why (invalid FEN), or empty */

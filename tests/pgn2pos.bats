@@ -737,7 +737,7 @@ pgn2pos: 2 games read, 2 kept (1 truncated), 0 skipped; 6 positions written" ]
 	p2p noise
 	[ "$status" -eq 1 ]
 	[ "$(posdump -c out.pos)" = "0 out.pos" ]
-	[ "$stderr" = "pgn2pos: noise: game 1: binary data; game skipped
+	[ "$stderr" = "pgn2pos: noise: before the first game: binary data; text skipped
 pgn2pos: noise: no PGN or EPD game in it
 pgn2pos: 1 games read, 0 kept (0 truncated), 1 skipped (1 bad text); 0 positions written" ]
 	for j in 1 3; do
@@ -759,6 +759,55 @@ pgn2pos: 5 games read, 4 kept (2 truncated), 1 skipped (1 bad text); 12 position
 	p2p empty.pgn
 	assert_success
 	[ "$stderr" = "pgn2pos: 0 games read, 0 kept (0 truncated), 0 skipped; 0 positions written" ]
+}
+
+@test "text between games that is no game takes no game number: the games are numbered as pgn-extract counts them, at any -j" {
+	# junk before the first game, a junk line, words after a result,
+	# binary data and a comment left open at the end: none is a game
+	printf 'junk before\n\n[Event "a"]\n\n1. e4 e5 1-0\n\nsome junk text\n\n' > stray.pgn
+	printf '[Event "b"]\n\n1. e4 Ke3 0-1 trailing words\n\n' >> stray.pgn
+	printf '[Event "c"]\n\n1. d4 Kd3 *\n\001\002\n\n' >> stray.pgn
+	printf '[Event "d"]\n\n1. c4 Kc3 *\n{ open\n' >> stray.pgn
+	p2p stray.pgn
+	assert_success
+	[ "$stderr" = "pgn2pos: stray.pgn: before the first game: illegal move \"junk\"; text skipped
+pgn2pos: stray.pgn: after game 1: illegal move \"some\"; text skipped
+pgn2pos: stray.pgn: game 2 (ply 1): illegal move \"Ke3\"; kept 2 positions
+pgn2pos: stray.pgn: after game 2: illegal move \"trailing\"; text skipped
+pgn2pos: stray.pgn: game 3 (ply 1): illegal move \"Kd3\"; kept 2 positions
+pgn2pos: stray.pgn: after game 3: binary data; text skipped
+pgn2pos: stray.pgn: game 4 (ply 1): illegal move \"Kc3\"; kept 2 positions
+pgn2pos: stray.pgn: after game 4: unterminated comment; text skipped
+pgn2pos: 9 games read, 4 kept (3 truncated), 5 skipped (5 bad text); 9 positions written" ] ||
+		fail "$stderr"
+	# pgn-extract counts the same four games
+	if [ -x "$PGN_EXTRACT" ]; then
+		"$PGN_EXTRACT" -Wepd -o /dev/null stray.pgn > pe.log 2>&1 || true
+		grep -q "out of 4\." pe.log || fail "pgn-extract: $(tail -n 1 pe.log)"
+	fi
+	# a line that starts with '[' is a tag section (a game), bad or not;
+	# a result marker with no move makes a game too (as pgn-extract has it)
+	printf '[Event "a"]\n\n1. e4 *\n\njunk 1-0\n\n' > tag.pgn
+	printf '[Event "x\n\n1. e4 e5\n\n[Event "b"]\n\n1. e4 Ke3 *\n' >> tag.pgn
+	p2p tag.pgn
+	assert_success
+	[ "$stderr" = "pgn2pos: tag.pgn: game 2 (ply 0): illegal move \"junk\"; game skipped
+pgn2pos: tag.pgn: game 3: unterminated tag; game skipped
+pgn2pos: tag.pgn: game 4 (ply 1): illegal move \"Ke3\"; kept 2 positions
+pgn2pos: 4 games read, 2 kept (1 truncated), 2 skipped (1 bad tag, 1 bad text); 4 positions written" ] ||
+		fail "$stderr"
+	# the numbers and messages of -j, wherever the pieces are cut
+	for piece in 10 30 100; do
+		same_j 2 "$piece" stray.pgn tag.pgn
+		same_j 3 "$piece" stray.pgn tag.pgn
+	done
+	# and with the games of a large file around the text
+	{ cat "$L10K"; cat stray.pgn; cat "$L10K"; } > big.pgn
+	p2p big.pgn
+	n=$(grep -c '^\[Event ' "$L10K")
+	[[ "$stderr" == *"big.pgn: after game $((n + 4)): unterminated comment; text skipped"* ]] ||
+		fail "$stderr"
+	same_j 2 500 big.pgn
 }
 
 @test "UTF-16 and UTF-32 text: named with the command that converts it, the rest still read" {
@@ -1148,7 +1197,7 @@ two_games() {
 			assert_success
 			name=$f
 			[ "$f" = - ] && name=stdin
-			[ "$stderr" = "pgn2pos: $name: game 1: binary data; game skipped
+			[ "$stderr" = "pgn2pos: $name: before the first game: binary data; text skipped
 pgn2pos: 3 games read, 2 kept (0 truncated), 1 skipped (1 bad text); 5 positions written" ] ||
 				fail "$n NULs, $f: $stderr"
 			[ "$(posdump -c out.pos)" = "5 out.pos" ]
@@ -1163,7 +1212,7 @@ pgn2pos: 3 games read, 2 kept (0 truncated), 1 skipped (1 bad text); 5 positions
 	for f in zeros empty.tar; do
 		p2p "$f"
 		[ "$status" -eq 1 ]
-		[[ "$stderr" == "pgn2pos: $f: game 1: binary data; game skipped
+		[[ "$stderr" == "pgn2pos: $f: before the first game: binary data; text skipped
 pgn2pos: $f: no PGN or EPD game in it"* ]] || fail "$f: $stderr"
 		p2p --strict "$f"
 		[ "$status" -eq 1 ]

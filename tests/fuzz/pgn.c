@@ -17,7 +17,9 @@
  *     as it, and position i's packed bytes, flags and hash are those of
  *     the replayed board; the final board equals the replayed one byte
  *     for byte;
- *   - the result is a known value.
+ *   - the result is a known value;
+ *   - PGN games are numbered 1, 2, ... in the member; text between games
+ *     that is no game (stray, skipped) has the number of the one before.
  */
 #include "fuzz.h"
 #include "input.h"
@@ -118,11 +120,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	pf_pgn_want_hash(p, 1);
 	while ((rc = pf_input_next_member(in)) == 1) {
+		uint64_t numbered = 0;
+
 		FUZZ_CHECK(++members <= (int)size + 1);
 		pf_pgn_start(p, in);
 		while ((rc = pf_pgn_next(p, &g)) == 1) {
 			FUZZ_CHECK(++games <= (uint64_t)size + 1);
 			check_game(g);
+			/* games are numbered 1, 2, ...; stray text between
+			   them (skipped) has the number of the game before */
+			if (pf_pgn_format(p) == PF_PGN_PGN && g->stray)
+				FUZZ_CHECK(g->skip && g->number == numbered);
+			else if (pf_pgn_format(p) == PF_PGN_PGN)
+				FUZZ_CHECK(g->number == ++numbered);
 		}
 		FUZZ_CHECK(rc == 0 || rc == -1);
 		if (rc == -1)

@@ -135,6 +135,7 @@ same(const struct ev *a, const struct ev *b)
 	FUZZ_CHECK(x->id == y->id);
 	FUZZ_CHECK(x->problem == y->problem);
 	FUZZ_CHECK(x->skip == y->skip && x->filtered == y->filtered);
+	FUZZ_CHECK(x->stray == y->stray && (!x->stray || x->skip));
 	FUZZ_CHECK(strcmp(x->text, y->text) == 0);
 	FUZZ_CHECK(strcmp(x->detail, y->detail) == 0);
 	FUZZ_CHECK(x->nmoves == y->nmoves);
