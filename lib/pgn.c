@@ -424,9 +424,7 @@ skip_blank(pf_pgn *p)
 				p->newlines++;
 		} else if ((k = blank_len(p->pos, p->end)) > 0)
 			p->pos += k;
-		else if (c == '%')
-			skip_line(p);
-		else if (c == '#') {
+		else if (c == '%' || c == '#') {
 			skip_line(p);
 			p->newlines++;
 		} else

@@ -675,7 +675,7 @@ pgn2pos: 3 games read, 2 kept (0 truncated), 1 skipped (1 bad tag); 16 positions
 	cmp out1.pos out3.pos
 }
 
-@test "# comment lines: before an EPD file's first position, however many, they do not make it PGN; in PGN between games and tags they are comments; line numbers as with --epd; the same at any -j, piped or not" {
+@test "# comment lines: before an EPD file's first position, however many, they do not make it PGN; in PGN between games and tags they are comments; line numbers as with --epd, % lines counted; the same at any -j, piped or not" {
 	printf '# made by hand\n\n# second comment\n%s\nnot a fen\n' \
 	    'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - ce 20;' > c.epd
 	for opt in "" --epd "-j 2"; do
@@ -712,6 +712,15 @@ for i in range(50):
 		[ "$stderr" = "pgn2pos: 1 games read, 1 kept (0 truncated), 0 skipped; 3 positions written" ] || fail "pgn -j $j: $stderr"
 	done
 	cmp c1.pos c2.pos
+	# a % escape line counts as a line too
+	printf '%%escape\n# made by hand\n%s\nnot a fen\n' \
+	    '4k3/8/8/8/8/8/8/4K3 w - -' > e.epd
+	for j in 1 2; do
+		POSFLOW_PGN_PIECE=20 run --separate-stderr pgn2pos -j $j e.epd -o e$j.pos
+		[ "$stderr" = "pgn2pos: e.epd: line 4: invalid FEN \"not a fen\": FEN needs 4 to 6 fields, not 3; line skipped
+pgn2pos: 2 games read, 1 kept (0 truncated), 1 skipped (1 invalid FEN); 1 positions written" ] || fail "% -j $j: $stderr"
+	done
+	cmp e1.pos e2.pos
 }
 
 @test "comments outside games are not games" {
