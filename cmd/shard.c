@@ -2418,7 +2418,12 @@ rescatter_group(struct run *R, struct out *outs, int s0, int s1,
 					if (across && s == s0)
 						h->in_first = 1;
 				}
-				if (drop_twins && twins_find(&own, pk, p + 4,
+				/* a twin is dropped here only when it is
+				   known not to be in the first split (that
+				   drop is counted as across, however the
+				   memory scatters the records) */
+				if (drop_twins && !(across && s > s0 &&
+				    first.full) && twins_find(&own, pk, p + 4,
 				    1)) {
 					outs[s].dropped++;
 					continue;

@@ -427,6 +427,28 @@ policy() {	# move:quanta-hex ...
 	shard --verify y 2>/dev/null
 }
 
+@test "--dedup --dedup-across: a twin within its split that the first split has counts as across, whatever --memory" {
+	games
+	# 200,000 positions of other games, then the bundled games 80
+	# times (their openings twins in every split): a bucket scattered
+	# again with more first-split positions than its table holds
+	"$BUILD_DIR/tests/tools/softtarget-gen" -m 0 -n 200000 |
+	    posdump --fields fen,ply |
+	    awk '{ split($0, a, " [|] "); split(a[2], f, " ")
+		if (f[1] == "ply=0") g++; print a[1] " game=" g " " a[2] }' |
+	    "$MKREC" > gen.pos
+	cp gen.pos in.pos
+	for i in $(seq 80); do cat g.pos; done >> in.pos
+	for m in 1M 64M; do
+		shard --dedup --dedup-across --split train=0.5,val=0.3,test=0.2 \
+		    --memory $m -o o$m in.pos 2>/dev/null
+		jq -c '.counts' o$m/manifest.json > counts$m
+	done
+	run cat counts1M
+	assert_output "$(cat counts64M)"
+	[ "$(jq .val.across counts1M)" -gt 1000 ]
+}
+
 @test "--verify: a flipped byte, a missing or a cut shard is named, exit 1" {
 	games
 	shard -o v --records-per-shard 1000 g.pos 2>/dev/null
