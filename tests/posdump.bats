@@ -79,6 +79,19 @@ three() {
 	assert_output --partial "g1f3:mate:-3@"
 }
 
+@test "a score kind posflow(5) does not define is shown as it is, not as centipawns" {
+	# an eval extension of score 900, kind 2 (0 is cp, 1 mate)
+	HEX=
+	le 0 1; le 1 1; le 2 1; le 0 1; le 900 4; le 12 8
+	le 0 2; le 0 2; le 0 2; le 12 2; le 12 2; le 0 2; le 1000 8
+	le 1 4; le 1 2; le 0 2; le 0 1
+	"$MKREC" <<< "$START ext=2:$HEX" > k.pos
+	run posdump --fields eval k.pos
+	assert_success
+	assert_output --partial " score=kind2:900 "
+	[ "$(posdump --json k.pos | jq -c '.exts[0].score')" = '{"kind2":900}' ]
+}
+
 @test "-c counts records per input and in total" {
 	three > a.pos
 	"$MKREC" <<< "$START" > b.pos
