@@ -1069,8 +1069,9 @@ parse_engine_comment(pf_pgn_game *g, int idx, int mate_moves, const char *s,
 	for (; s < e && *s >= '0' && *s <= '9'; s++)
 		if (depth <= UINT16_MAX)
 			depth = depth * 10 + (uint64_t)(*s - '0');
-	if (s < e && *s != ' ' && *s != ',' && *s != '\n' && *s != '\r' &&
-	    *s != '\t')
+	/* depth 0: no search (an engine that sent no score) */
+	if ((s < e && *s != ' ' && *s != ',' && *s != '\n' && *s != '\r' &&
+	    *s != '\t') || depth == 0)
 		return;
 	v = mate ? ip : ip * 100 + (frac + 5) / 10;	/* millipawns -> cp */
 	if (v > EVAL_MAX || depth > UINT16_MAX) {

@@ -205,7 +205,7 @@ line_ends() {
 
 	[Event "not scores"]
 
-	1. e4 {1/2 the games} (1. d4 {+0.30/5 0s}) e5 {+0.5/} 2. Nf3 {+1.00/12x} Nc6 {-M0/5 0s} 3. Bb5 {M3/4 won} *
+	1. e4 {1/2 the games} (1. d4 {+0.30/5 0s}) e5 {+0.5/} 2. Nf3 {+1.00/12x} Nc6 {-M0/5 0s} 3. Bb5 {M3/4 won} a6 {+0.00/0 0s} *
 	EOF
 	p2p em.pgn
 	assert_success
@@ -225,7 +225,8 @@ line_ends() {
 	# +0.305 rounds to 31 centipawns, as %eval does
 	assert_line --index 9 --partial "ply=4 eval{src=pgn limit=depth:3 score=cp:-31 "
 	# "1/2", a variation's comment, no depth, a word after it, M0, no
-	# sign on a mate (M3 is read: a score may lack its sign)
+	# sign on a mate (M3 is read: a score may lack its sign), depth 0
+	# (no search)
 	[ "$(posdump --fields game,eval out.pos | tail -n +11 | grep -c eval)" -eq 1 ]
 	assert_line --index 15 --partial "ply=5 eval{src=pgn limit=depth:4 score=mate:-1 "
 	# fastchess counts moves: +M9 is mate in 9, Black mated in 8
