@@ -537,7 +537,7 @@ lc0_add(pf_export *x, const pf_record *rec, int *why)
 {
 	pf_sfentry e;
 	pf_policy *pol = NULL;
-	pf_value val;
+	pf_value val, tmpval;
 	pf_eval ev;
 	pf_ext xt;
 	pf_ext_iter it;
@@ -555,9 +555,13 @@ lc0_add(pf_export *x, const pf_record *rec, int *why)
 		    &x->pol) == 0)
 			pol = &x->pol;
 		else if (xt.type == PF_EXT_VALUE && pf_value_decode(&xt,
-		    &val) == 0 && pf_value_wanted(x->o.value_method,
-		    val.method))
+		    &tmpval) == 0 && pf_value_wanted(x->o.value_method,
+		    tmpval.method)) {
+			/* the wanted one: a later value of another method
+			   must not overwrite it */
+			val = tmpval;
 			have_val = 1;
+		}
 	}
 	if (pol == NULL) {
 		*why = PF_EXPORT_NO_POLICY;

@@ -114,6 +114,19 @@ posexport: 3 records: 2 written (npy); skipped: 0 without an evaluation, 0 witho
 	assert_output --partial "1 without a policy"
 }
 
+@test "lc0 --value: Q is the value target of that method, whatever values follow it" {
+	# no engine W/D/L, so Q comes from the value target: --value tanh
+	# must give tanh(0.2 * 200 / 200), not the wdl written after it
+	printf '%s\n' "7k/8/8/8/8/8/1r6/K1r5 w - - 0 1 game=1 move=a1b2 result=1-0 eval=cp:200@depth:5 scores=a1b2:cp:200@depth:5" |
+		"$MKREC" | softtarget --value tanh --value wdl > v.pos
+	run posexport -F lc0 --value tanh -o c v.pos
+	assert_success
+	run "$PY" -c "import gzip, struct
+d = gzip.open('c/training.0.gz').read()
+print('%.4f' % struct.unpack_from('<f', d, 8280)[0])"
+	assert_output "0.1974"
+}
+
 @test "lc0: history that runs out is filled as lc0 fills it (copies of the oldest position known, unless it is the start position)" {
 	# games seen from ply 8 on, Chess960 games, and games from FENs
 	# whose en passant squares (after a white, then a black double push)
