@@ -544,6 +544,7 @@ lc0_add(pf_export *x, const pf_record *rec, int *why)
 	struct lc0pos *g;
 	pf_move moves[PF_MAX_MOVES];
 	int nm, i, k, black, have_val = 0, have_eval, idx, tf;
+	const char *bad = NULL;
 	float q, d, best;
 
 	if (!entry(x, rec, sfmove(x), &e, why))
@@ -551,17 +552,31 @@ lc0_add(pf_export *x, const pf_record *rec, int *why)
 	have_eval = pf_evalsel_find(&x->sel, rec, &ev) == 1;
 	pf_ext_iter_init(&it, rec);
 	while (pf_ext_next(&it, &xt) == 1) {
-		if (xt.type == PF_EXT_POLICY && pf_policy_decode(&xt,
-		    &x->pol) == 0)
+		/* a malformed target is an invalid record, as npy's */
+		if (xt.type == PF_EXT_POLICY) {
+			if (pf_policy_decode(&xt, &x->pol) == -1) {
+				bad = "malformed policy";
+				break;
+			}
 			pol = &x->pol;
-		else if (xt.type == PF_EXT_VALUE && pf_value_decode(&xt,
-		    &tmpval) == 0 && pf_value_wanted(x->o.value_method,
-		    tmpval.method)) {
+		} else if (xt.type == PF_EXT_VALUE) {
+			if (pf_value_decode(&xt, &tmpval) == -1) {
+				bad = "malformed value target";
+				break;
+			}
 			/* the wanted one: a later value of another method
 			   must not overwrite it */
-			val = tmpval;
-			have_val = 1;
+			if (pf_value_wanted(x->o.value_method,
+			    tmpval.method)) {
+				val = tmpval;
+				have_val = 1;
+			}
 		}
+	}
+	if (bad != NULL) {
+		*why = PF_EXPORT_INVALID;
+		snprintf(x->err, sizeof(x->err), "%s", bad);
+		return 0;
 	}
 	if (pol == NULL) {
 		*why = PF_EXPORT_NO_POLICY;

@@ -127,6 +127,18 @@ print('%.4f' % struct.unpack_from('<f', d, 8280)[0])"
 	assert_output "0.1974"
 }
 
+@test "lc0: a malformed policy or value target is an invalid record, skipped and reported, as with npy" {
+	# a good policy (Kxb2, all 65535 quanta), then one whose quanta do
+	# not sum to 65535; and a value target of 2 bytes
+	r='7k/8/8/8/8/8/1r6/K1r5 w - - 0 1 game=1 move=a1b2 result=1-0 eval=cp:200@depth:5 ext=5:0100010000000000000000004002ffff'
+	printf '%s\n' "$r ext=5:01000100000000000000000040026400" "$r ext=6:0100" | "$MKREC" > bad.pos
+	run posexport -F lc0 -o c bad.pos
+	assert_failure 1
+	assert_output "posexport: bad.pos: record 1: malformed policy; skipped
+posexport: bad.pos: record 2: malformed value target; skipped
+posexport: 2 records: 0 written (lc0; 0 of unknown result as draws); skipped: 0 without an evaluation, 0 without a move, 0 without a policy, 2 invalid"
+}
+
 @test "lc0: history that runs out is filled as lc0 fills it (copies of the oldest position known, unless it is the start position)" {
 	# games seen from ply 8 on, Chess960 games, and games from FENs
 	# whose en passant squares (after a white, then a black double push)
