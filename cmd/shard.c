@@ -1488,7 +1488,8 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 	pf_value va;
 	pf_merge mg;
 	const uint8_t *d;
-	int black, first_policy = 1, i, first = M->n == 0;
+	int black, i, first = M->n == 0;
+	const uint8_t *last_policy = NULL;
 	double w = 1;
 
 	if (first && copy) {
@@ -1527,6 +1528,12 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 		    PF_RESULT_BLACK))
 			M->losses++;
 	}
+	/* a twin's policy is its last, the one a trainer reads (the
+	   loader, posexport) */
+	pf_ext_iter_init(&it, &rec);
+	while (pf_ext_next(&it, &x) == 1)
+		if (x.type == PF_EXT_POLICY)
+			last_policy = x.data;
 	pf_ext_iter_init(&it, &rec);
 	while (pf_ext_next(&it, &x) == 1) {
 		if (x.type == PF_EXT_EVAL &&
@@ -1590,8 +1597,7 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 			}
 			v->sum += w * va.target;
 			v->weight += w;
-		} else if (x.type == PF_EXT_POLICY && first_policy) {
-			first_policy = 0;
+		} else if (x.type == PF_EXT_POLICY && x.data == last_policy) {
 			if (M->pol_member == -1) {
 				if (pf_policy_decode(&x, &M->pref) == -1 ||
 				    M->pref.n == 0)

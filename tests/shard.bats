@@ -320,6 +320,20 @@ policy() {	# move:quanta-hex ...
 	[ "$(jq -r .dedup_mode f/manifest.json)" = first ]
 }
 
+@test "--dedup merge: the policy merged is each twin's last, the one a trainer reads; an earlier one stays the kept record's" {
+	# each twin: an imported policy (method 4, as posimport writes), then
+	# a zeman one (1, as softtarget writes)
+	p4() { policy "$@" | sed 's/^01/04/'; }
+	"$MKREC" > m.pos <<-EOF
+	startpos game=1 ply=0 ext=5:$(p4 e2e4:0080 d2d4:ff7f) ext=5:$(policy e2e4:ff7f d2d4:0080)
+	startpos game=2 ply=0 ext=5:$(p4 e2e4:ff3f d2d4:00c0) ext=5:$(policy e2e4:ffff d2d4:0000)
+	EOF
+	run shard -o m --dedup merge m.pos
+	assert_success
+	run bash -c "posdump -j m/train-00000.pos.zst | jq -c '.exts[] | select(.type == \"policy\") | [.method, [.moves[] | .q]]'"
+	assert_output "$(printf '%s\n' '["import",[32768,32767]]' '["zeman",[49151,16384]]')"
+}
+
 @test "--dedup merge: wins, draws and losses from the side to move's view, and a merged record merged again" {
 	e4='rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1'
 	# black to move: 0-1 is a win, 1-0 a loss
