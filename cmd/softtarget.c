@@ -967,8 +967,8 @@ main(int argc, char *argv[])
 	    pf_filter_complete(&run.f))
 		pf_warnx("%" PRIu64 " records, none given a target: a policy "
 		    "needs per-move scores (uci-eval --multipv), a value target "
-		    "--value and an evaluation; the records pass through "
-		    "unchanged", run.records);
+		    "--value and an evaluation; the records pass through, "
+		    "less any old target of these methods", run.records);
 	if (run.single > 0)
 		pf_warnx("--policy-depths %d-%d: %" PRIu64 " of %" PRIu64
 		    " records lacked a complete per-move table of some depth "
