@@ -115,7 +115,7 @@ flush_pending(struct gather *G, int last)
 
 /*
  * Does e follow the pending record: the position after its move (the
- * decoders return legal moves only), one ply on?
+ * decoders return legal moves only), one ply on, of the same result?
  */
 static int
 follows(struct gather *G, const pf_sfentry *e)
@@ -123,8 +123,15 @@ follows(struct gather *G, const pf_sfentry *e)
 	pf_board after;
 	pf_undo u;
 
+	uint8_t result;
+
 	if (!G->have || G->pend.move == PF_MOVE_NONE ||
 	    e->ply != G->pend.ply + 1)
+		return 0;
+	/* one game has one result (nnue-pytorch's check too) */
+	result = e->result == 0 ? PF_RESULT_DRAW : (e->result > 0) !=
+	    (e->board.stm == PF_BLACK) ? PF_RESULT_WHITE : PF_RESULT_BLACK;
+	if (result != G->pend.result)
 		return 0;
 	after = G->board;
 	pf_make_move(&after, G->pend.move, &u);

@@ -84,6 +84,22 @@ no_fullmove() {
 	cmp want.m.tsv got.m.tsv
 }
 
+@test "an entry continues a game only with the game's result: the position after the move, one ply on, and the same result" {
+	e() { printf 'fen %s\nmove %s\nscore 10\nply %s\nresult %s\ne\n' "$@"; }
+	{
+		e 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1' e2e4 0 1
+		e 'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1' e7e5 1 -1
+		# the position after e7e5, but won by the side that lost
+		e 'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2' g1f3 2 -1
+	} > j.plain
+	run posimport -F plain -o j.pos j.plain
+	assert_success
+	assert_output "posimport: 3 entries in 2 games imported (plain); 0 damaged places"
+	run posdump --fields game,ply j.pos
+	[ "$(cut -d' ' -f1 <<< "${lines[0]}")" = "$(cut -d' ' -f1 <<< "${lines[1]}")" ]
+	[ "$(cut -d' ' -f1 <<< "${lines[1]}")" != "$(cut -d' ' -f1 <<< "${lines[2]}")" ]
+}
+
 @test "scores at the edges: beyond +-32000 (VALUE_NONE) is no evaluation, counted; a mate keeps its side in every format; mated now only where there is no move" {
 	fen='rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
 	for s in 32002 -32002 32001 32767 -32768 32000 -32000 31999 -31998 100; do
