@@ -549,6 +549,7 @@ lc0_add(pf_export *x, const pf_record *rec, int *why)
 
 	if (!entry(x, rec, sfmove(x), &e, why))
 		return 0;
+	memset(&val, 0, sizeof(val));	/* read only with have_val */
 	have_eval = pf_evalsel_find(&x->sel, rec, &ev) == 1;
 	pf_ext_iter_init(&it, rec);
 	while (pf_ext_next(&it, &xt) == 1) {
