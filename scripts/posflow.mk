@@ -40,7 +40,9 @@
 # those (change TARGETS, and the evaluations stay; the evaluation caches
 # are kept whatever changes).  The size and modification time of each
 # GAMES file are among the split's settings: a file changed (a download
-# completed, games added) makes every stage again.
+# completed, games added) makes every stage again.  Settings that cannot
+# be recorded (a full disk, OUT not writable) stop make before anything
+# runs, rather than leave files made with other settings in place.
 #
 # Settings that cannot work are refused before anything runs: OUT or BIN
 # with blanks, KEEP_DEPTHS other than yes or no, REPAIR other than
@@ -227,34 +229,39 @@ stages: $(OUT)/chunks/.done
 # are made again, only when they differ from those the stage was made
 # with.  (Done at read time, not in a recipe, so that make never takes a
 # file for up to date and then sees it removed.)  The file is only ever
-# replaced whole (mv), so makes that read this at the same time (cluster
-# jobs on one OUT) agree.  settings_check, stage, the stages up to it,
-# what to remove on a change.  Under make -n nothing is written or
-# removed: a changed stage is only named (and make -n, seeing its old
-# files, does not list their making).
+# replaced whole (mv), and not written at all when the settings are the
+# same, so makes that read this at the same time (cluster jobs on one
+# OUT) agree.  settings_check, stage, the stages up to it, what to remove
+# on a change.  Under make -n nothing is written or removed: a changed
+# stage is only named (and make -n, seeing its old files, does not list
+# their making).  A check that fails (the new settings cannot be written
+# or the old files cannot be removed: a full disk, a directory not
+# writable) stops make before anything runs, since the files made with
+# the old settings would be taken for up to date.
 define settings_check
-$(shell if [ -n "$(DRY_RUN)" ]; then n=$$(mktemp); else \
-    mkdir -p $(OUT)/$(1) && n=$(OUT)/$(1)/.settings.new.$$$$; fi && \
-    printf '%s\n' $(call q,STAGES=$(2)) \
-    $(foreach s,$(2),$(foreach v,$(VARS_$(s)),$(call q,$(v)=$($(v))))) \
-    > $$n && \
-    if [ -n "$(DRY_RUN)" ]; then \
-	if [ -f $(OUT)/$(1)/.settings ] && \
-	    ! cmp -s $(OUT)/$(1)/.settings $$n; then \
+$(shell set -- $(call q,STAGES=$(2)) \
+    $(foreach s,$(2),$(foreach v,$(VARS_$(s)),$(call q,$(v)=$($(v))))); \
+    f=$(OUT)/$(1)/.settings n=; \
+    if [ -f $$f ] && printf '%s\n' "$$@" | cmp -s $$f -; then \
+	:; \
+    elif [ -n "$(DRY_RUN)" ]; then \
+	if [ -f $$f ]; then \
 		echo "posflow.mk: $(1): the settings changed; its files" \
 		    "would be made again (make -n: nothing removed)" >&2; \
 	fi; \
-	rm -f $$n; \
-    elif [ ! -f $(OUT)/$(1)/.settings ]; then \
-	mv $$n $(OUT)/$(1)/.settings; \
-    elif cmp -s $(OUT)/$(1)/.settings $$n; then \
-	rm -f $$n; \
     else \
-	echo "posflow.mk: $(1): the settings changed; its files are" \
-	    "made again" >&2; \
-	rm -rf $(3); \
-	mv $$n $(OUT)/$(1)/.settings; \
-    fi)
+	mkdir -p $(OUT)/$(1) && n=$$f.new.$$$$ && \
+	printf '%s\n' "$$@" > $$n && \
+	if [ -f $$f ]; then \
+		echo "posflow.mk: $(1): the settings changed; its files are" \
+		    "made again" >&2; \
+		rm -rf $(3); \
+	fi && \
+	mv $$n $$f || { s=$$?; [ -z "$$n" ] || rm -f $$n; exit $$s; }; \
+    fi)$(if $(filter 0,$(.SHELLSTATUS)),,$(error posflow.mk: $(OUT)/$(1): \
+    cannot record the stage's settings or remove its old files (a full \
+    disk? a directory not writable?): stopped, so that no file made with \
+    other settings is taken for up to date))
 endef
 # make -n (--dry-run, --just-print, --recon): n among the one-letter flags.
 DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))

@@ -131,6 +131,26 @@ setup_file() {
 	assert_output --partial "posflow.mk: evaluated: the settings changed; its files are made again"
 }
 
+@test "settings that cannot be recorded (a full disk) stop the build: the files of the old settings are not taken for up to date" {
+	cd "$BATS_FILE_TMPDIR"
+	rm -rf full
+	cp -a ref full
+	# no file can be written (ulimit -f 0, as a full disk): the new
+	# depth's settings cannot be recorded, nor the old files removed
+	full() { (ulimit -f 0 && build "$@"); }
+	run full OUT=full DEPTH=2
+	assert_failure
+	assert_output --partial "posflow.mk: full/evaluated: cannot record the stage's settings"
+	refute_output --partial "Nothing to be done"
+	grep -qx 'DEPTH=3' full/evaluated/.settings
+	cmp <(shards ref/shards) <(shards full/shards)
+	# the same settings need no writing: a finished build is still
+	# up to date where nothing can be written
+	run full OUT=full
+	assert_success
+	assert_output ""
+}
+
 @test "stages configured off are skipped: positions straight to shards" {
 	cd "$BATS_FILE_TMPDIR"
 	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$GAMES" CHUNK=20 OUT=plain
