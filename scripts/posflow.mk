@@ -40,7 +40,10 @@
 # those (change TARGETS, and the evaluations stay; the evaluation caches
 # are kept whatever changes).  The size and modification time of each
 # GAMES file are among the split's settings: a file changed (a download
-# completed, games added) makes every stage again.  Settings that cannot
+# completed, games added) makes every stage again.  A word of GAMES with
+# a wildcard (GAMES='lichess_2025-0*.pgn.zst') stands for the files it
+# matches, in sorted order, and their names are among the settings too:
+# a file more or less matched makes every stage again.  Settings that cannot
 # be recorded (a full disk, OUT not writable) stop make before anything
 # runs, rather than leave files made with other settings in place.
 #
@@ -196,12 +199,23 @@ cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
 
 # The variables each stage's files depend on (besides those of the stages
 # before it).  GAMES_FILES: the size and modification time of each GAMES
-# file (and the name of each file under a GAMES directory), so that a
-# file changed under the same name, or added, removed or renamed in a
-# directory, is split again.  Where a file cannot be seen (a
+# file (and the name of each file under a GAMES directory, and of each
+# file a wildcard in GAMES matched), so that a file changed under the
+# same name, or added, removed or renamed in a directory or among a
+# wildcard's matches, is split again.  Where a file cannot be seen (a
 # cluster node without the games, which runs only later stages) the
 # split's recorded value stands: no change.
-GAMES_FILES := $(shell s=$$(for f in $(foreach f,$(GAMES),$(call q,$(f))); \
+#
+# GAMES_PATHS: GAMES with each word holding a wildcard (*, ?, [) replaced
+# by the files it matches, in sorted order (by none: the word itself, for
+# pgn2pos to name).
+glob_word = $(findstring *,$(1))$(findstring ?,$(1))$(findstring [,$(1))
+GAMES_GLOBS := $(strip $(foreach g,$(GAMES),$(if $(call glob_word,$(g)),$(g))))
+GAMES_PATHS := $(foreach g,$(GAMES),$(if $(call glob_word,$(g)),$(or \
+	$(sort $(wildcard $(g))),$(g)),$(g)))
+GAMES_FILES := $(shell s=$$($(if $(GAMES_GLOBS),printf '%s\n' \
+	$(foreach f,$(GAMES_PATHS),$(call q,$(f))) &&) \
+	for f in $(foreach f,$(GAMES_PATHS),$(call q,$(f))); \
 	do [ -e "$$f" ] && find -L "$$f" -type f -printf '%P@%s@%T@\n' | sort \
 	|| exit 1; done) && echo $$s || sed -n 's/^GAMES_FILES=//p' \
 	$(OUT)/chunks/.settings 2>/dev/null)
@@ -277,7 +291,7 @@ endif
 # the chunks already there, so a rerun writes only the missing ones.
 $(OUT)/chunks/.done:
 	$(call tool,pgn2pos) --chunks $(CHUNK) -z $(PGN2POS) \
-		-o $(OUT)/chunks $(GAMES)
+		-o $(OUT)/chunks $(GAMES_PATHS)
 	@touch $@
 
 # After the split (a second make, which sees the chunk files).

@@ -206,6 +206,40 @@ setup_file() {
 	cmp <(pgn2pos mine.pgn 2>/dev/null | posdump --json) <(cat cut/chunks/chunk-* | posdump --json)
 }
 
+@test "a wildcard in GAMES stands for the files it matches: one grown, or one more matched, is split again" {
+	cd "$BATS_FILE_TMPDIR"
+	rm -rf gw gw-out
+	mkdir gw
+	cp "$TESTDATA/lichess_db_10k.pgn" gw/a.pgn
+	cp "$TESTDATA/lichess_db_10k.pgn" gw/b.pgn
+	count() { cat gw/*.pgn | pgn2pos 2>/dev/null | posdump -c | cut -d' ' -f1; }
+	glob() { make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES='gw/*.pgn' CHUNK=20 OUT=gw-out "$@"; }
+	run glob
+	assert_success
+	[ "$(jq .records_in gw-out/shards/manifest.json)" -eq "$(count)" ]
+	run glob
+	assert_success
+	refute_output --partial "the settings changed"
+	# a file grown
+	cat "$GAMES" >> gw/b.pgn
+	run glob
+	assert_success
+	assert_output --partial "posflow.mk: chunks: the settings changed"
+	[ "$(jq .records_in gw-out/shards/manifest.json)" -eq "$(count)" ]
+	# one more file matched
+	cp "$TESTDATA/lichess_db_10k.pgn" gw/c.pgn
+	run glob
+	assert_success
+	assert_output --partial "posflow.mk: chunks: the settings changed"
+	[ "$(jq .records_in gw-out/shards/manifest.json)" -eq "$(count)" ]
+	# where the games cannot be seen, nothing changes
+	mv gw gw-away
+	run glob list-chunks
+	assert_success
+	refute_output --partial "the settings changed"
+	mv gw-away gw
+}
+
 @test "SHALLOW, COMPLEXITY and REPAIR: two evaluations, then complexity and Panda's repair" {
 	cd "$BATS_FILE_TMPDIR"
 	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$TESTDATA/lichess_db_10k.pgn" \
