@@ -53,6 +53,10 @@
 # COMPLEXITY without MULTIPV=all KEEP_DEPTHS=yes (or in nodes mode without
 # SHALLOW), REPAIR=candidates without SHALLOW.
 #
+# GAMES holds make's words: a file name may hold any character but a
+# blank (a '$' written '$$', as everywhere in make); give a directory for
+# files with blanks in their names.
+#
 # Variables: GAMES (required), OUT (out), CHUNK (100000), PGN2POS, FILTER,
 # SAMPLE, SEED (1: posfilter with SAMPLE, pqr-sample, shard), DEPTH,
 # NODES, SHALLOW, MULTIPV (1), KEEP_DEPTHS (yes/no), TAIL (a
@@ -291,7 +295,7 @@ endif
 # the chunks already there, so a rerun writes only the missing ones.
 $(OUT)/chunks/.done:
 	$(call tool,pgn2pos) --chunks $(CHUNK) -z $(PGN2POS) \
-		-o $(OUT)/chunks $(GAMES_PATHS)
+		-o $(OUT)/chunks $(foreach f,$(GAMES_PATHS),$(call q,$(f)))
 	@touch $@
 
 # After the split (a second make, which sees the chunk files).

@@ -240,6 +240,20 @@ setup_file() {
 	mv gw-away gw
 }
 
+@test "GAMES names with characters special to the shell reach pgn2pos as they are" {
+	cd "$BATS_FILE_TMPDIR"
+	rm -rf odd odd-out
+	mkdir odd
+	cp "$TESTDATA/lichess_db_10k.pgn" "odd/games(1);it's.pgn"
+	cp "$TESTDATA/lichess_db_10k.pgn" 'odd/$HOME&`x`.pgn'
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" CHUNK=3 OUT=odd-out \
+	    GAMES="odd/games(1);it's.pgn odd/\$\$HOME&\`x\`.pgn"
+	assert_success
+	cmp <(pgn2pos "odd/games(1);it's.pgn" 'odd/$HOME&`x`.pgn' 2>/dev/null | posdump --json) \
+	    <(cat odd-out/chunks/chunk-*.pos.zst | posdump --json)
+	[ "$(jq .records_in odd-out/shards/manifest.json)" -eq "$(cat odd/* | pgn2pos 2>/dev/null | posdump -c | cut -d' ' -f1)" ]
+}
+
 @test "SHALLOW, COMPLEXITY and REPAIR: two evaluations, then complexity and Panda's repair" {
 	cd "$BATS_FILE_TMPDIR"
 	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$TESTDATA/lichess_db_10k.pgn" \
