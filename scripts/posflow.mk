@@ -48,10 +48,11 @@
 # runs, rather than leave files made with other settings in place.
 #
 # Settings that cannot work are refused before anything runs: OUT or BIN
-# with blanks, KEEP_DEPTHS other than yes or no, REPAIR other than
-# candidates or panda, COMPLEXITY or REPAIR without DEPTH or NODES,
-# COMPLEXITY without MULTIPV=all KEEP_DEPTHS=yes (or in nodes mode without
-# SHALLOW), REPAIR=candidates without SHALLOW.
+# with blanks or characters special to the shell or to make, KEEP_DEPTHS
+# other than yes or no, REPAIR other than candidates or panda, COMPLEXITY
+# or REPAIR without DEPTH or NODES, COMPLEXITY without MULTIPV=all
+# KEEP_DEPTHS=yes (or in nodes mode without SHALLOW), REPAIR=candidates
+# without SHALLOW.
 #
 # GAMES holds make's words: a file name may hold any character but a
 # blank (a '$' written '$$', as everywhere in make); give a directory for
@@ -116,6 +117,18 @@ $(error posflow.mk: OUT='$(OUT)': give one directory name, without blanks)
 endif
 ifneq ($(words $(BIN)),$(if $(strip $(BIN)),1,0))
 $(error posflow.mk: BIN='$(BIN)': give one directory name, without blanks)
+endif
+# OUT and BIN go into the recipes unquoted, OUT into make's targets and
+# patterns too: a character special to the shell or to make in them is
+# refused (OUT='a;b' would run 'b/chunks...', rm -rf included).
+special := ' " ` $$ \ ; & | ( ) < > * ? [ ] { } ! \# % : =
+ifneq ($(strip $(foreach c,$(special),$(findstring $(c),$(OUT)))),)
+$(error posflow.mk: OUT='$(OUT)': give a directory name without any of \
+	$(special))
+endif
+ifneq ($(strip $(foreach c,$(special),$(findstring $(c),$(BIN)))),)
+$(error posflow.mk: BIN='$(BIN)': give a directory name without any of \
+	$(special))
 endif
 ifeq ($(filter-out yes no,$(KEEP_DEPTHS))$(words $(KEEP_DEPTHS)),1)
 else

@@ -299,6 +299,17 @@ setup_file() {
 	run mk OUT='keep x y' clean
 	assert_failure
 	[ "$(cat keep/file)" = precious ]
+	# a character special to the shell: refused, nothing run after it
+	rm -rf x
+	for out in 'keep;x' 'keep&&x' 'keep`date>x`' 'x(1)'; do
+		run mk OUT="$out"
+		assert_failure
+		assert_output --partial "OUT='$out': give a directory name without any of"
+		run mk OUT="$out" clean
+		assert_failure
+		[ ! -e x ] && [ ! -e 'x(1)' ] || fail "OUT=$out: made $(ls -d x*)"
+		[ "$(cat keep/file)" = precious ]
+	done
 	# the shards of a split cut short (its chunks partly there, no .done)
 	mk OUT=part CHUNK=2 chunks
 	rm part/chunks/.done part/chunks/chunk-000002.pos.zst
