@@ -233,6 +233,23 @@ teardown_file() {
 	cmp <(shards ref/shards) <(shards k/shards)
 }
 
+@test "posflow.mk's variables in the environment reach the hosts: the shards of the same build by make" {
+	need_cluster
+	cd "$BATS_FILE_TMPDIR"
+	rm -rf envref envpar
+	mkdir envref
+	cp -a ref/cache envref/
+	SEED=5 make -s -f "$MK" "${VARS[@]}" OUT=envref -j2 > envref.log 2>&1
+	# (the seed changes the records: else this would show nothing)
+	! cmp -s <(cat ref/pqr/chunk-*.pos.zst | posdump --json) \
+	    <(cat envref/pqr/chunk-*.pos.zst | posdump --json)
+	run env SEED=5 "$PP" --sshloginfile hosts "${VARS[@]}" OUT=envpar
+	assert_success
+	cmp <(cat envref/pqr/chunk-*.pos.zst | posdump --json) \
+	    <(cat envpar/pqr/chunk-*.pos.zst | posdump --json)
+	cmp <(shards envref/shards) <(shards envpar/shards)
+}
+
 @test "usage errors exit 2" {
 	cd "$BATS_FILE_TMPDIR"
 	run --separate-stderr "$PP" "${VARS[@]}" OUT=u
