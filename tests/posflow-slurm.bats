@@ -264,7 +264,7 @@ fake_slurm() {
 	export PATH="$PWD/fake:$PATH" FAKE_LOG=$PWD/sbatch.log MAXARR=${1:-1001}
 }
 
-@test "submission: only the missing chunks, arrays within MaxArraySize, the shard job after them all" {
+@test "submission: only the missing chunks, arrays within MaxArraySize (one after another with --max-running), the shard job after them all" {
 	fake_slurm 3
 	make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$GAMES" CHUNK=6 FILTER='ply >= 2' OUT=o \
 	    chunks 2>/dev/null
@@ -275,7 +275,9 @@ fake_slurm() {
 	    GAMES="$GAMES" CHUNK=6 FILTER='ply >= 2' OUT=o
 	echo "$stderr"
 	assert_success
-	# chunks 0 2 3 5 6 7 to do: arrays at 0 (0,2), 3 (0,2) and 6 (0-1)
+	# chunks 0 2 3 5 6 7 to do: arrays at 0 (0,2), 3 (0,2) and 6 (0-1);
+	# --max-running 2 holds over them all: each array after the first
+	# waits for the one before it
 	assert_output "chunks 101
 chunks 102
 chunks 103
@@ -284,8 +286,8 @@ shards 104"
 	o=$PWD/o/slurm
 	cat > want <<-EOF
 	--parsable --chdir=$PWD --job-name=posflow-chunks --array=0,2%2 --output=$o/chunks-%A_%a.out --partition=p1 $o/chunk.sh 0
-	--parsable --chdir=$PWD --job-name=posflow-chunks --array=0,2%2 --output=$o/chunks-%A_%a.out --partition=p1 $o/chunk.sh 3
-	--parsable --chdir=$PWD --job-name=posflow-chunks --array=0-1%2 --output=$o/chunks-%A_%a.out --partition=p1 $o/chunk.sh 6
+	--parsable --chdir=$PWD --job-name=posflow-chunks --array=0,2%2 --dependency=afterany:101 --output=$o/chunks-%A_%a.out --partition=p1 $o/chunk.sh 3
+	--parsable --chdir=$PWD --job-name=posflow-chunks --array=0-1%2 --dependency=afterany:102 --output=$o/chunks-%A_%a.out --partition=p1 $o/chunk.sh 6
 	--parsable --chdir=$PWD --job-name=posflow-shards --dependency=afterok:101:102:103 --kill-on-invalid-dep=yes --output=$o/shards-%j.out --partition=p1 $o/shards.sh
 	EOF
 	diff want sbatch.log
