@@ -23,7 +23,7 @@
 #   complexity/  complexity COMPLEXITY's options (COMPLEXITY=yes: defaults;
 #                needs MULTIPV=all KEEP_DEPTHS=yes)
 #   repaired/    repair-mark --mode REPAIR (candidates or panda, with
-#                ENGINE for panda's searches)
+#                ENGINE for panda's searches and SEED for its draws)
 #   pqr/         pqr-sample with PQR triples per position
 # then shards/ (shard SHARDS over every chunk's last file, in chunk order).
 #
@@ -59,10 +59,10 @@
 # files with blanks in their names.
 #
 # Variables: GAMES (required), OUT (out), CHUNK (100000), PGN2POS, FILTER,
-# SAMPLE, SEED (1: posfilter with SAMPLE, pqr-sample, shard), DEPTH,
-# NODES, SHALLOW, MULTIPV (1), KEEP_DEPTHS (yes/no), TAIL (a
-# --tail-depth), ENGINE, HASH (16), UCI, TARGETS, COMPLEXITY, REPAIR, PQR,
-# SHARDS, BIN.
+# SAMPLE, SEED (1: posfilter with SAMPLE, REPAIR=panda's maybe draws,
+# pqr-sample, shard), DEPTH, NODES, SHALLOW, MULTIPV (1), KEEP_DEPTHS
+# (yes/no), TAIL (a --tail-depth), ENGINE, HASH (16), UCI, TARGETS,
+# COMPLEXITY, REPAIR, PQR, SHARDS, BIN.
 #
 # Targets: all (the default: the shards), chunks (the split alone),
 # stages (every chunk through its last stage, no shards), one C=NAME (chunk
@@ -210,6 +210,7 @@ cmd_targets = $(call tool,softtarget) $(TARGETS) -z -o $@.part $<
 cmd_complexity = $(call tool,complexity) $(filter-out yes,$(COMPLEXITY)) \
 	-z -o $@.part $<
 cmd_repaired = $(call tool,repair-mark) --mode $(REPAIR) \
+	$(if $(filter panda,$(REPAIR)),--seed $(SEED)) \
 	$(if $(strip $(ENGINE)),-e $(call q,$(ENGINE))) -z -o $@.part $<
 cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
 	-z -o $@.part $<
@@ -241,7 +242,7 @@ VARS_filtered := FILTER SAMPLE $(if $(strip $(SAMPLE)),SEED)
 VARS_evaluated := DEPTH NODES SHALLOW MULTIPV KEEP_DEPTHS TAIL ENGINE HASH UCI
 VARS_targets := TARGETS
 VARS_complexity := COMPLEXITY
-VARS_repaired := REPAIR ENGINE
+VARS_repaired := REPAIR ENGINE $(if $(filter panda,$(REPAIR)),SEED)
 VARS_pqr := PQR SEED
 VARS_shards := SHARDS SEED
 

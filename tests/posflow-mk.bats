@@ -335,3 +335,22 @@ setup_file() {
 	run mk SEED=5 SAMPLE='--keep 0.5' -n
 	assert_output --partial "posflow.mk: filtered: the settings changed"
 }
+
+@test "SEED reaches Panda's maybe draws (REPAIR=panda), and makes the repair again" {
+	cd "$BATS_FILE_TMPDIR"
+	mk() { make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$TESTDATA/lichess_db_10k.pgn" CHUNK=3 OUT=ps DEPTH=2 REPAIR=panda "$@"; }
+	run mk SEED=7
+	assert_success
+	c=ps/targets/chunk-000000.pos.zst
+	# (the seed changes Panda's records here: else this would show nothing)
+	! cmp -s <(repair-mark --mode panda --seed 7 "$c" 2>/dev/null | posdump --json) \
+	    <(repair-mark --mode panda --seed 1 "$c" 2>/dev/null | posdump --json)
+	cmp <(repair-mark --mode panda --seed 7 "$c" 2>/dev/null | posdump --json) \
+	    <(posdump --json ps/repaired/chunk-000000.pos.zst)
+	run mk SEED=1
+	assert_success
+	assert_output --partial "posflow.mk: repaired: the settings changed"
+	refute_output --partial "posflow.mk: evaluated: the settings changed"
+	cmp <(repair-mark --mode panda --seed 1 "$c" 2>/dev/null | posdump --json) \
+	    <(posdump --json ps/repaired/chunk-000000.pos.zst)
+}
