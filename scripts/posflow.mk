@@ -35,7 +35,8 @@
 # often the build was interrupted, and wherever a chunk ran (evaluations at
 # a depth or nodes limit are deterministic per game with one thread).
 # Each stage keeps the settings it was made with in OUT/<stage>/.settings
-# (its own variables and those of the stages before it): a build with other
+# (its own variables and those of the stages before it; without ENGINE,
+# the engine named by POSFLOW_ENGINE when set): a build with other
 # settings into the same OUT makes again the stages they touch, and only
 # those (change TARGETS, and the evaluations stay; the evaluation caches
 # are kept whatever changes).  The size and modification time of each
@@ -239,10 +240,16 @@ GAMES_FILES := $(shell s=$$($(if $(GAMES_GLOBS),printf '%s\n' \
 	$(OUT)/chunks/.settings 2>/dev/null)
 VARS_chunks := GAMES GAMES_FILES CHUNK PGN2POS
 VARS_filtered := FILTER SAMPLE $(if $(strip $(SAMPLE)),SEED)
-VARS_evaluated := DEPTH NODES SHALLOW MULTIPV KEEP_DEPTHS TAIL ENGINE HASH UCI
+# Without ENGINE the tools run $$POSFLOW_ENGINE (when set; else stockfish
+# on PATH): a setting too.
+engine_env := $(if $(strip $(ENGINE)),,$(if $(strip \
+	$(POSFLOW_ENGINE)),POSFLOW_ENGINE))
+VARS_evaluated := DEPTH NODES SHALLOW MULTIPV KEEP_DEPTHS TAIL ENGINE HASH UCI \
+	$(engine_env)
 VARS_targets := TARGETS
 VARS_complexity := COMPLEXITY
-VARS_repaired := REPAIR ENGINE $(if $(filter panda,$(REPAIR)),SEED)
+VARS_repaired := REPAIR ENGINE $(engine_env) $(if $(filter \
+	panda,$(REPAIR)),SEED)
 VARS_pqr := PQR SEED
 VARS_shards := SHARDS SEED
 

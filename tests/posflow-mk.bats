@@ -354,3 +354,20 @@ setup_file() {
 	cmp <(repair-mark --mode panda --seed 1 "$c" 2>/dev/null | posdump --json) \
 	    <(posdump --json ps/repaired/chunk-000000.pos.zst)
 }
+
+@test "without ENGINE, another POSFLOW_ENGINE makes the evaluations again" {
+	cd "$BATS_FILE_TMPDIR"
+	pe() { POSFLOW_ENGINE=$1 make -s -f "$MK" BIN="$BUILD_DIR/bin" \
+	    GAMES="$TESTDATA/lichess_db_10k.pgn" CHUNK=3 OUT=pe DEPTH=2; }
+	run pe "$(stockfish_path)"
+	assert_success
+	run pe "$(stockfish_path)"
+	assert_success
+	refute_output --partial "the settings changed"
+	# an engine that cannot evaluate: the evaluations are made again with
+	# it, and fail
+	run pe /bin/false
+	assert_failure
+	assert_output --partial "posflow.mk: evaluated: the settings changed"
+	[ ! -e pe/shards/manifest.json ]
+}
