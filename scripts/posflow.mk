@@ -44,9 +44,13 @@
 # completed, games added) makes every stage again.  A word of GAMES with
 # a wildcard (GAMES='lichess_2025-0*.pgn.zst') stands for the files it
 # matches, in sorted order, and their names are among the settings too:
-# a file more or less matched makes every stage again.  Settings that cannot
-# be recorded (a full disk, OUT not writable) stop make before anything
-# runs, rather than leave files made with other settings in place.
+# a file more or less matched makes every stage again.  The games are
+# looked at when the split is asked for (all, chunks, stages): one and
+# shards, the cluster jobs, take the split as it was made, so that games
+# changed while a cluster build runs do not have one job remove the
+# chunks of the others.  Settings that cannot be recorded (a full disk,
+# OUT not writable) stop make before anything runs, rather than leave
+# files made with other settings in place.
 #
 # Settings that cannot work are refused before anything runs: OUT or BIN
 # with blanks or characters special to the shell or to make, KEEP_DEPTHS
@@ -232,12 +236,23 @@ glob_word = $(findstring *,$(1))$(findstring ?,$(1))$(findstring [,$(1))
 GAMES_GLOBS := $(strip $(foreach g,$(GAMES),$(if $(call glob_word,$(g)),$(g))))
 GAMES_PATHS := $(foreach g,$(GAMES),$(if $(call glob_word,$(g)),$(or \
 	$(sort $(wildcard $(g))),$(g)),$(g)))
-GAMES_FILES := $(shell s=$$($(if $(GAMES_GLOBS),printf '%s\n' \
+#
+# A make that runs only later stages (one: a cluster task; shards: the
+# shard job, or the second make of all; the queries) takes the split's
+# recorded value without looking at the games: a games file changed while
+# the tasks of a build run (a download into a GAMES directory) must not
+# have one task remove the split, and every stage's files, under the
+# others.  The next make (all, chunks, stages) or submission splits again.
+GAMES_RECORDED := $(shell sed -n 's/^GAMES_FILES=//p' \
+	$(OUT)/chunks/.settings 2>/dev/null)
+LATER_ONLY := $(if $(filter-out one shards stages-after-split list-chunks \
+	last-dir,$(or $(MAKECMDGOALS),all)),,yes)
+GAMES_FILES := $(if $(and $(LATER_ONLY),$(GAMES_RECORDED)),$(GAMES_RECORDED),$(shell \
+	s=$$($(if $(GAMES_GLOBS),printf '%s\n' \
 	$(foreach f,$(GAMES_PATHS),$(call q,$(f))) &&) \
 	for f in $(foreach f,$(GAMES_PATHS),$(call q,$(f))); \
 	do [ -e "$$f" ] && find -L "$$f" -type f -printf '%P@%s@%T@\n' | sort \
-	|| exit 1; done) && echo $$s || sed -n 's/^GAMES_FILES=//p' \
-	$(OUT)/chunks/.settings 2>/dev/null)
+	|| exit 1; done) && echo $$s || printf '%s\n' $(call q,$(GAMES_RECORDED))))
 VARS_chunks := GAMES GAMES_FILES CHUNK PGN2POS
 VARS_filtered := FILTER SAMPLE $(if $(strip $(SAMPLE)),SEED)
 # Without ENGINE the tools run $$POSFLOW_ENGINE (when set; else stockfish
@@ -341,7 +356,7 @@ stages-after-split: $(FINAL)
 one:
 	@test -n "$(C)" || { echo "posflow.mk: one needs C=chunk-NNNNNN.pos.zst" >&2; exit 1; }
 	@test -f $(OUT)/chunks/$(C) || { echo "posflow.mk: no $(OUT)/chunks/$(C)" >&2; exit 1; }
-	@$(MAKE) -f $(SELF) --no-print-directory $(OUT)/$(LAST)/$(C)
+	@$(MAKE) -f $(SELF) --no-print-directory LATER_ONLY=yes $(OUT)/$(LAST)/$(C)
 
 list-chunks:
 	@for f in $(CHUNK_FILES); do echo "$${f##*/}"; done

@@ -316,6 +316,34 @@ shards 104"
 	grep -q -- "--array=0-2 .* 0\$" sbatch.log
 }
 
+@test "a games file changed while the tasks run: a task takes its chunk from the split as submitted, and removes nothing" {
+	fake_slurm
+	cp "$TESTDATA/lichess_db_10k.pgn" g.pgn
+	v=(BIN="$BUILD_DIR/bin" GAMES=g.pgn CHUNK=2 FILTER='ply >= 2' OUT=o)
+	run --separate-stderr "$PS" -- "${v[@]}"
+	assert_success
+	[ "$(ls o/chunks/chunk-*.pos.zst | wc -l)" -eq 3 ]
+	run env SLURM_ARRAY_JOB_ID=101 SLURM_ARRAY_TASK_ID=0 bash o/slurm/chunk.sh 0
+	assert_success
+	# a download into the games (here: games added) while the array runs
+	cat "$TESTDATA/lichess_db_10k.pgn" >> g.pgn
+	run env SLURM_ARRAY_JOB_ID=101 SLURM_ARRAY_TASK_ID=1 bash o/slurm/chunk.sh 0
+	assert_success
+	refute_output --partial "the settings changed"
+	[ "$(ls o/chunks/chunk-*.pos.zst | wc -l)" -eq 3 ]
+	[ -f o/chunks/.done ]
+	[ -f o/filtered/chunk-000000.pos.zst ] && [ -f o/filtered/chunk-000001.pos.zst ]
+	run bash o/slurm/shards.sh
+	assert_success
+	refute_output --partial "the settings changed"
+	[ -f o/shards/manifest.json ]
+	# the next submission splits the games as they are now
+	run --separate-stderr "$PS" -- "${v[@]}"
+	assert_success
+	[[ $stderr == *"posflow.mk: chunks: the settings changed"* ]]
+	[ "$(ls o/chunks/chunk-*.pos.zst | wc -l)" -eq 5 ]
+}
+
 @test "usage errors exit 2; a failed split exits 1 before anything is submitted" {
 	fake_slurm
 	run "$PS"
