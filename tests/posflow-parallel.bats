@@ -265,6 +265,13 @@ teardown_file() {
 	assert_output --partial "not VAR=value: shards"
 	run "$PP" --sshloginfile u-hosts --no-such-option "${VARS[@]}" OUT=u
 	[ "$status" -eq 2 ]
+	# no games, or none left by a later GAMES=: usage, as posflow-slurm's
+	run env -u GAMES "$PP" --sshloginfile u-hosts DEPTH=3 OUT=u
+	[ "$status" -eq 2 ]
+	assert_output --partial "posflow-parallel: give GAMES="
+	run "$PP" --sshloginfile u-hosts "${VARS[@]}" GAMES=' ' OUT=u
+	[ "$status" -eq 2 ]
+	assert_output --partial "posflow-parallel: give GAMES="
 	echo 1/: > here
 	run "$PP" --sshloginfile here "${VARS[@]}" OUT=u
 	[ "$status" -eq 2 ]
