@@ -53,11 +53,11 @@
 # files made with other settings in place.
 #
 # Settings that cannot work are refused before anything runs: OUT or BIN
-# with blanks or characters special to the shell or to make, KEEP_DEPTHS
-# other than yes or no, REPAIR other than candidates or panda, COMPLEXITY
-# or REPAIR without DEPTH or NODES, COMPLEXITY without MULTIPV=all
-# KEEP_DEPTHS=yes (or in nodes mode without SHALLOW), REPAIR=candidates
-# without SHALLOW.
+# with blanks or characters special to the shell or to make, DEPTH and
+# NODES both, KEEP_DEPTHS other than yes or no, REPAIR other than
+# candidates or panda, COMPLEXITY or REPAIR without DEPTH or NODES,
+# COMPLEXITY without MULTIPV=all KEEP_DEPTHS=yes (or in nodes mode without
+# SHALLOW), REPAIR=candidates without SHALLOW.
 #
 # GAMES holds make's words: a file name may hold any character but a
 # blank (a '$' written '$$', as everywhere in make); give a directory for
@@ -144,6 +144,12 @@ ifeq ($(filter candidates panda,$(REPAIR))$(words $(REPAIR)),$(strip \
 	$(REPAIR))1)
 else
 $(error posflow.mk: REPAIR='$(REPAIR)': candidates or panda)
+endif
+endif
+ifneq ($(strip $(DEPTH)),)
+ifneq ($(strip $(NODES)),)
+$(error posflow.mk: DEPTH='$(DEPTH)' NODES='$(NODES)': give one search limit, \
+	DEPTH or NODES)
 endif
 endif
 ifneq ($(strip $(COMPLEXITY)$(REPAIR)),)

@@ -286,6 +286,7 @@ setup_file() {
 		[ ! -e bs ] || fail "$setting: wrote bs"
 	done <<-'EOF'
 	KEEP_DEPTHS=maybe|KEEP_DEPTHS='maybe': yes or no
+	DEPTH=2 NODES=1000|DEPTH='2' NODES='1000': give one search limit, DEPTH or NODES
 	REPAIR=fix DEPTH=2|REPAIR='fix': candidates or panda
 	REPAIR=panda|COMPLEXITY and REPAIR need an evaluation: give DEPTH or NODES
 	COMPLEXITY=yes DEPTH=2|COMPLEXITY needs MULTIPV=all KEEP_DEPTHS=yes
