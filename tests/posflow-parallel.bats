@@ -248,6 +248,14 @@ teardown_file() {
 	cmp <(cat envref/pqr/chunk-*.pos.zst | posdump --json) \
 	    <(cat envpar/pqr/chunk-*.pos.zst | posdump --json)
 	cmp <(shards envref/shards) <(shards envpar/shards)
+	# a variable in the MAKEFLAGS of a make above (make dataset SEED=5)
+	# reaches no make: not the hosts', and not the one here either
+	rm -rf mfpar
+	run env MAKEFLAGS=' -- SEED=5' "$PP" --sshloginfile hosts "${VARS[@]}" OUT=mfpar
+	assert_success
+	cmp <(cat ref/pqr/chunk-*.pos.zst | posdump --json) \
+	    <(cat mfpar/pqr/chunk-*.pos.zst | posdump --json)
+	cmp <(shards ref/shards) <(shards mfpar/shards)
 }
 
 @test "usage errors exit 2" {
