@@ -301,7 +301,7 @@ stages: $(OUT)/chunks/.done
 define settings_check
 $(shell set -- $(call q,STAGES=$(2)) \
     $(foreach s,$(2),$(foreach v,$(VARS_$(s)),$(call q,$(v)=$($(v))))); \
-    f=$(OUT)/$(1)/.settings n=; \
+    f=$(OUT)/$(1)/.settings; \
     if [ -f $$f ] && printf '%s\n' "$$@" | cmp -s $$f -; then \
 	:; \
     elif [ -n "$(DRY_RUN)" ]; then \
@@ -310,27 +310,29 @@ $(shell set -- $(call q,STAGES=$(2)) \
 		    "would be made again (make -n: nothing removed)" >&2; \
 	fi; \
     else \
-	mkdir -p $(OUT)/$(1) && n=$$f.new.$$$$ && \
-	printf '%s\n' "$$@" > $$n && \
+	( mkdir -p $(OUT)/$(1) && printf '%s\n' "$$@" > $$f.new.$$$$ && \
 	if [ -f $$f ]; then \
 		echo "posflow.mk: $(1): the settings changed; its files are" \
 		    "made again" >&2; \
 		rm -rf $(3); \
 	fi && \
-	mv $$n $$f || { s=$$?; [ -z "$$n" ] || rm -f $$n; exit $$s; }; \
-    fi)$(if $(filter 0,$(.SHELLSTATUS)),,$(error posflow.mk: $(OUT)/$(1): \
-    cannot record the stage's settings or remove its old files (a full \
-    disk? a directory not writable?): stopped, so that no file made with \
-    other settings is taken for up to date))
+	mv $$f.new.$$$$ $$f ) || { rm -f $$f.new.$$$$; echo failed; }; \
+    fi)
 endef
+# The check, stopping make when it failed (it printed "failed": a write
+# killed by a file size limit too, in its subshell).
+settings_check_or_stop = $(if $(call settings_check,$(1),$(2),$(3)),$(error \
+    posflow.mk: $(OUT)/$(1): cannot record the stage's settings or remove \
+    its old files (a full disk? a directory not writable?): stopped, so \
+    that no file made with other settings is taken for up to date))
 # make -n (--dry-run, --just-print, --recon): n among the one-letter flags.
 DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
-$(call settings_check,chunks,chunks,$(OUT)/chunks/chunk-* \
+$(call settings_check_or_stop,chunks,chunks,$(OUT)/chunks/chunk-* \
 	$(OUT)/chunks/.chunk-* $(OUT)/chunks/.done)
-$(foreach st,$(wordlist 2,99,$(STAGES)),$(call settings_check,$(st),$(call \
+$(foreach st,$(wordlist 2,99,$(STAGES)),$(call settings_check_or_stop,$(st),$(call \
 	upto,$(st)),$(OUT)/$(st)/chunk-*))
-$(call settings_check,shards,$(STAGES) shards,$(OUT)/shards/*)
+$(call settings_check_or_stop,shards,$(STAGES) shards,$(OUT)/shards/*)
 endif
 
 # The split: pgn2pos writes each chunk under a temporary name and skips
