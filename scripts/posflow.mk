@@ -112,8 +112,11 @@ SHELL := /bin/bash
 q = '$(subst ','\'',$(1))'
 tool = $(if $(BIN),$(BIN)/)$(1)
 
+# (make clean needs no games.)
 ifeq ($(strip $(GAMES)),)
+ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
 $(error posflow.mk: give GAMES='file ...' (see the head of $(SELF)))
+endif
 endif
 # Settings checked before anything runs.  make cannot take a name with
 # blanks for a target: OUT and BIN must be one word each.

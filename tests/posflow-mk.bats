@@ -113,6 +113,11 @@ setup_file() {
 	run make -s -f "$MK" BIN="$BUILD_DIR/bin" OUT=x
 	assert_failure
 	assert_output --partial "give GAMES="
+	# but make clean needs none
+	cp -a re re-clean
+	run make -s -f "$MK" OUT=re-clean clean
+	assert_success
+	[ ! -e re-clean ]
 }
 
 @test "make -n with other settings names the stages and writes or removes nothing" {
