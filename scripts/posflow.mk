@@ -76,7 +76,14 @@
 # last-dir (print the chunk names after the split, and the directory of
 # each chunk's last file), clean.
 
-SELF := $(lastword $(MAKEFILE_LIST))
+# This makefile, for the second makes (all, stages, one).  make keeps the
+# names of the makefiles read as words: a path with blanks (a checkout
+# under "My Projects") is split.  The longest run of the last words that
+# names a file is this one.
+SELF := $(shell set -- $(foreach w,$(MAKEFILE_LIST),'$(subst ','\'',$(w))'); \
+	while [ $$# -gt 0 ]; do [ -f "$$*" ] && { printf '%s\n' "$$*"; \
+	exit 0; }; shift; done)
+SELF := $(or $(SELF),$(lastword $(MAKEFILE_LIST)))
 
 GAMES ?=
 OUT ?= out
@@ -280,12 +287,12 @@ VARS_shards := SHARDS SEED
 .PHONY: all chunks stages shards clean one list-chunks last-dir
 
 all: $(OUT)/chunks/.done
-	@$(MAKE) -f $(SELF) --no-print-directory shards
+	@$(MAKE) -f $(call q,$(SELF)) --no-print-directory shards
 
 chunks: $(OUT)/chunks/.done
 
 stages: $(OUT)/chunks/.done
-	@$(MAKE) -f $(SELF) --no-print-directory stages-after-split
+	@$(MAKE) -f $(call q,$(SELF)) --no-print-directory stages-after-split
 
 # A stage's settings, checked when this makefile is read, before make
 # looks at any file: rewritten, and the stage's files removed so that they
@@ -367,7 +374,7 @@ stages-after-split: $(FINAL)
 one:
 	@test -n "$(C)" || { echo "posflow.mk: one needs C=chunk-NNNNNN.pos.zst" >&2; exit 1; }
 	@test -f $(OUT)/chunks/$(C) || { echo "posflow.mk: no $(OUT)/chunks/$(C)" >&2; exit 1; }
-	@$(MAKE) -f $(SELF) --no-print-directory LATER_ONLY=yes $(OUT)/$(LAST)/$(C)
+	@$(MAKE) -f $(call q,$(SELF)) --no-print-directory LATER_ONLY=yes $(OUT)/$(LAST)/$(C)
 
 list-chunks:
 	@for f in $(CHUNK_FILES); do echo "$${f##*/}"; done

@@ -377,3 +377,26 @@ setup_file() {
 	assert_output --partial "posflow.mk: evaluated: the settings changed"
 	[ ! -e pe/shards/manifest.json ]
 }
+
+@test "posflow.mk at a path with blanks: the second makes (all, stages, one) find it" {
+	cd "$BATS_FILE_TMPDIR"
+	rm -rf "my posflow" bl
+	mkdir "my posflow"
+	cp "$MK" "my posflow/posflow.mk"
+	mkb() { make -s -f "$BATS_FILE_TMPDIR/my posflow/posflow.mk" BIN="$BUILD_DIR/bin" \
+	    GAMES="$TESTDATA/lichess_db_10k.pgn" CHUNK=2 FILTER='ply >= 2' OUT=bl "$@"; }
+	run mkb chunks
+	assert_success
+	run mkb one C=chunk-000001.pos.zst
+	assert_success
+	[ -f bl/filtered/chunk-000001.pos.zst ]
+	run mkb stages
+	assert_success
+	run mkb
+	assert_success
+	[ -f bl/shards/manifest.json ]
+	# and from its own directory
+	(cd "my posflow" && make -s -f posflow.mk BIN="$BUILD_DIR/bin" \
+	    GAMES="$TESTDATA/lichess_db_10k.pgn" CHUNK=2 OUT=../bl2) 2>/dev/null
+	[ -f bl2/shards/manifest.json ]
+}
