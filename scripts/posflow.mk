@@ -326,12 +326,14 @@ $(shell set -- $(call q,STAGES=$(2)) \
 		    "made again" >&2; \
 		rm -rf $(3); \
 	fi && \
-	mv $$f.new.$$$$ $$f ) || { rm -f $$f.new.$$$$; echo failed; }; \
-    fi)
+	mv $$f.new.$$$$ $$f ) || { rm -f $$f.new.$$$$; exit 1; }; \
+    fi && echo ok)
 endef
-# The check, stopping make when it failed (it printed "failed": a write
-# killed by a file size limit too, in its subshell).
-settings_check_or_stop = $(if $(call settings_check,$(1),$(2),$(3)),$(error \
+# The check, stopping make unless it printed ok (a write that failed, or
+# was killed by a file size limit in its subshell, a shell that could not
+# be run: no ok).
+settings_check_or_stop = $(if $(filter ok,$(call \
+    settings_check,$(1),$(2),$(3))),,$(error \
     posflow.mk: $(OUT)/$(1): cannot record the stage's settings or remove \
     its old files (a full disk? a directory not writable?): stopped, so \
     that no file made with other settings is taken for up to date))
