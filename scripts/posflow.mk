@@ -42,8 +42,8 @@
 # are kept whatever changes).  The size and modification time of each
 # GAMES file are among the split's settings: a file changed (a download
 # completed, games added) makes every stage again.  A word of GAMES with
-# a wildcard (GAMES='lichess_2025-0*.pgn.zst') stands for the files it
-# matches, in sorted order, and their names are among the settings too:
+# a wildcard (GAMES='lichess_2025-0*.pgn.zst') stands for the files the
+# shell expands it to, and their names are among the settings too:
 # a file more or less matched makes every stage again.  The games are
 # looked at when the split is asked for (all, chunks, stages): one and
 # shards, the cluster jobs, take the split as it was made, so that games
@@ -245,13 +245,13 @@ cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
 # cluster node without the games, which runs only later stages) the
 # split's recorded value stands: no change.
 #
-# GAMES_PATHS: GAMES with each word holding a wildcard (*, ?, [) replaced
-# by the files it matches, in sorted order (by none: the word itself, for
-# pgn2pos to name).
+# GAMES_SH: GAMES for the shell, each word quoted but those holding a
+# wildcard (*, ?, [), which the shell expands (in the recipe too, so that
+# a wildcard matching thousands of files makes no command line too long
+# for the shell).
 glob_word = $(findstring *,$(1))$(findstring ?,$(1))$(findstring [,$(1))
 GAMES_GLOBS := $(strip $(foreach g,$(GAMES),$(if $(call glob_word,$(g)),$(g))))
-GAMES_PATHS := $(foreach g,$(GAMES),$(if $(call glob_word,$(g)),$(or \
-	$(sort $(wildcard $(g))),$(g)),$(g)))
+GAMES_SH := $(foreach g,$(GAMES),$(if $(call glob_word,$(g)),$(g),$(call q,$(g))))
 #
 # A make that runs only later stages (one: a cluster task; shards: the
 # shard job, or the second make of all; the queries) takes the split's
@@ -263,12 +263,16 @@ GAMES_RECORDED := $(shell sed -n 's/^GAMES_FILES=//p' \
 	$(OUT)/chunks/.settings 2>/dev/null)
 LATER_ONLY := $(if $(filter-out one shards stages-after-split list-chunks \
 	last-dir,$(or $(MAKECMDGOALS),all)),,yes)
+# A value longer than 4096 bytes (a GAMES directory of thousands of
+# files) is kept as its checksum, so that the settings stay short enough
+# for a command line.
 GAMES_FILES := $(if $(and $(LATER_ONLY),$(GAMES_RECORDED)),$(GAMES_RECORDED),$(shell \
-	s=$$($(if $(GAMES_GLOBS),printf '%s\n' \
-	$(foreach f,$(GAMES_PATHS),$(call q,$(f))) &&) \
-	for f in $(foreach f,$(GAMES_PATHS),$(call q,$(f))); \
+	s=$$($(if $(GAMES_GLOBS),printf '%s\n' $(GAMES_SH) &&) \
+	for f in $(GAMES_SH); \
 	do [ -e "$$f" ] && find -L "$$f" -type f -printf '%P@%s@%T@\n' | sort \
-	|| exit 1; done) && echo $$s || printf '%s\n' $(call q,$(GAMES_RECORDED))))
+	|| exit 1; done) && s=$$(echo $$s) && if [ $${#s} -le 4096 ]; then \
+	printf '%s\n' "$$s"; else printf 'cksum %s\n' "$$(printf '%s' "$$s" | \
+	cksum)"; fi || printf '%s\n' $(call q,$(GAMES_RECORDED))))
 VARS_chunks := GAMES GAMES_FILES CHUNK PGN2POS
 VARS_filtered := FILTER SAMPLE $(if $(strip $(SAMPLE)),SEED)
 # Without ENGINE the tools run $$POSFLOW_ENGINE (when set; else stockfish
@@ -351,7 +355,7 @@ endif
 # the chunks already there, so a rerun writes only the missing ones.
 $(OUT)/chunks/.done:
 	$(call tool,pgn2pos) --chunks $(CHUNK) -z $(PGN2POS) \
-		-o $(OUT)/chunks $(foreach f,$(GAMES_PATHS),$(call q,$(f)))
+		-o $(OUT)/chunks $(GAMES_SH)
 	@touch $@
 
 # After the split (a second make, which sees the chunk files).

@@ -400,3 +400,28 @@ setup_file() {
 	    GAMES="$TESTDATA/lichess_db_10k.pgn" CHUNK=2 OUT=../bl2) 2>/dev/null
 	[ -f bl2/shards/manifest.json ]
 }
+
+@test "GAMES of thousands of files, a directory or a wildcard: no command line too long; a file changed is split again" {
+	cd "$BATS_FILE_TMPDIR"
+	rm -rf many many-d many-g
+	mkdir many
+	awk '/^\[Event /{n++} n==1' "$TESTDATA/lichess_db_10k.pgn" > one-game.pgn
+	for ((i = 0; i < 3000; i++)); do
+		cp one-game.pgn "many/round-$(printf %05d "$i")-of-a-long-event-name.pgn"
+	done
+	n=$(pgn2pos one-game.pgn 2>/dev/null | posdump -c | cut -d' ' -f1)
+	for g in many 'many/*.pgn'; do
+		o=many-d
+		[ "$g" = many ] || o=many-g
+		run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$g" CHUNK=1000 OUT=$o
+		assert_success
+		[ "$(jq .records_in $o/shards/manifest.json)" -eq $((3000 * n)) ]
+		run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$g" CHUNK=1000 OUT=$o
+		assert_success
+		refute_output --partial "the settings changed"
+	done
+	touch -d '1 hour ago' many/round-00007-of-a-long-event-name.pgn
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES=many CHUNK=1000 OUT=many-d
+	assert_success
+	assert_output --partial "posflow.mk: chunks: the settings changed"
+}
