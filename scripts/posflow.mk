@@ -382,8 +382,11 @@ one:
 	@test -f $(OUT)/chunks/$(C) || { echo "posflow.mk: no $(OUT)/chunks/$(C)" >&2; exit 1; }
 	@$(MAKE) -f $(call q,$(SELF)) --no-print-directory LATER_ONLY=yes $(OUT)/$(LAST)/$(C)
 
+# (The lists of every chunk are printed by make, or globbed by the shell:
+# thousands of chunks, in one command line for the shell, would be too
+# long for it.)
 list-chunks:
-	@for f in $(CHUNK_FILES); do echo "$${f##*/}"; done
+	@:$(foreach f,$(CHUNK_FILES),$(info $(notdir $(f))))
 
 last-dir:
 	@echo $(OUT)/$(LAST)
@@ -398,9 +401,11 @@ $(OUT)/shards/manifest.json: $(FINAL)
 	@test -f $(OUT)/chunks/.done || { echo "posflow.mk: the split into" \
 	    "$(OUT)/chunks is not complete: run make (all) or make chunks" \
 	    "first" >&2; exit 1; }
-	@test -n "$(FINAL)" || { echo "posflow.mk: no chunks in" \
-	    "$(OUT)/chunks (no games in GAMES?)" >&2; exit 1; }
-	$(call tool,shard) -f --seed $(SEED) $(SHARDS) -o $(OUT)/shards $(FINAL)
+	@$(if $(FINAL),:,{ echo "posflow.mk: no chunks in" \
+	    "$(OUT)/chunks (no games in GAMES?)" >&2; exit 1; })
+	a=(); for f in $(OUT)/chunks/chunk-*.pos.zst; do \
+	    a+=($(OUT)/$(LAST)/$${f##*/}); done; \
+	$(call tool,shard) -f --seed $(SEED) $(SHARDS) -o $(OUT)/shards "$${a[@]}"
 
 clean:
 	rm -rf $(OUT)

@@ -425,3 +425,24 @@ setup_file() {
 	assert_success
 	assert_output --partial "posflow.mk: chunks: the settings changed"
 }
+
+@test "thousands of chunks: the shards and list-chunks, with no command line too long" {
+	cd "$BATS_FILE_TMPDIR"
+	rm -rf chunky
+	mkdir chunky
+	awk '/^\[Event /{n++} n==1' "$TESTDATA/lichess_db_10k.pgn" > one-game.pgn
+	for ((i = 0; i < 3000; i++)); do
+		cp one-game.pgn "chunky/$i.pgn"
+	done
+	n=$(pgn2pos one-game.pgn 2>/dev/null | posdump -c | cut -d' ' -f1)
+	# one game a chunk: 3000 chunks under a long OUT, some 200 KiB of
+	# their names
+	o=a-long-name-for-the-output-of-the-build-of-a-month
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES=chunky CHUNK=1 OUT=$o
+	assert_success
+	[ "$(jq .records_in $o/shards/manifest.json)" -eq $((3000 * n)) ]
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES=chunky CHUNK=1 OUT=$o list-chunks
+	assert_success
+	[ "${#lines[@]}" -eq 3000 ]
+	[ "${lines[0]}" = chunk-000000.pos.zst ] && [ "${lines[2999]}" = chunk-002999.pos.zst ]
+}
