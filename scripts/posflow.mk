@@ -54,10 +54,11 @@
 #
 # Settings that cannot work are refused before anything runs: OUT or BIN
 # with blanks or characters special to the shell or to make, DEPTH and
-# NODES both, KEEP_DEPTHS other than yes or no, REPAIR other than
-# candidates or panda, COMPLEXITY or REPAIR without DEPTH or NODES,
-# COMPLEXITY without MULTIPV=all KEEP_DEPTHS=yes (or in nodes mode without
-# SHALLOW), REPAIR=candidates without SHALLOW.
+# NODES both, TAIL without DEPTH or NODES or with MULTIPV=all, KEEP_DEPTHS
+# other than yes or no, REPAIR other than candidates or panda, COMPLEXITY
+# or REPAIR without DEPTH or NODES, COMPLEXITY without MULTIPV=all
+# KEEP_DEPTHS=yes (or in nodes mode without SHALLOW), REPAIR=candidates
+# without SHALLOW.
 #
 # GAMES holds make's words: a file name may hold any character but a
 # blank (a '$' written '$$', as everywhere in make); give a directory for
@@ -66,8 +67,9 @@
 # Variables: GAMES (required), OUT (out), CHUNK (100000), PGN2POS, FILTER,
 # SAMPLE, SEED (1: posfilter with SAMPLE, REPAIR=panda's maybe draws,
 # pqr-sample, shard), DEPTH, NODES, SHALLOW, MULTIPV (1), KEEP_DEPTHS
-# (yes/no), TAIL (a --tail-depth), ENGINE, HASH (16), UCI, TARGETS,
-# COMPLEXITY, REPAIR, PQR, SHARDS, BIN.
+# (yes/no), TAIL (a --tail-depth, or with NODES a --tail-nodes, for
+# MULTIPV=N), ENGINE, HASH (16), UCI, TARGETS, COMPLEXITY, REPAIR, PQR,
+# SHARDS, BIN.
 #
 # Targets: all (the default: the shards), chunks (the split alone),
 # stages (every chunk through its last stage, no shards), one C=NAME (chunk
@@ -162,6 +164,16 @@ $(error posflow.mk: DEPTH='$(DEPTH)' NODES='$(NODES)': give one search limit, \
 	DEPTH or NODES)
 endif
 endif
+# uci-eval's tail: the moves beyond the MULTIPV best
+ifneq ($(strip $(TAIL)),)
+ifeq ($(strip $(DEPTH)$(NODES)),)
+$(error posflow.mk: TAIL needs an evaluation: give DEPTH or NODES)
+endif
+ifeq ($(strip $(MULTIPV)),all)
+$(error posflow.mk: TAIL scores the moves beyond MULTIPV's count: give \
+	MULTIPV=N, not all)
+endif
+endif
 ifneq ($(strip $(COMPLEXITY)$(REPAIR)),)
 ifeq ($(strip $(DEPTH)$(NODES)),)
 $(error posflow.mk: COMPLEXITY and REPAIR need an evaluation: give \
@@ -223,7 +235,8 @@ cmd_evaluated = $(if $(strip $(SHALLOW)),$(call tool,uci-eval) -d $(SHALLOW) \
 	$(UCI) -j 1 --reproducible --cache $(OUT)/cache/$*.shallow.cache $< |) \
 	$(call tool,uci-eval) $(LIMIT) -m $(MULTIPV) \
 	$(if $(filter yes,$(KEEP_DEPTHS)),--keep-depths) \
-	$(if $(strip $(TAIL)),--tail-depth $(TAIL)) \
+	$(if $(strip $(TAIL)),$(if $(strip $(DEPTH)),--tail-depth,--tail-nodes) \
+	$(TAIL)) \
 	$(if $(strip $(ENGINE)),-e $(call q,$(ENGINE))) -O Hash=$(HASH) \
 	$(UCI) -j 1 --reproducible --cache $(OUT)/cache/$*.cache -z -o $@.part \
 	$(if $(strip $(SHALLOW)),-,$<)

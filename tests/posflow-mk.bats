@@ -292,6 +292,7 @@ setup_file() {
 	done <<-'EOF'
 	KEEP_DEPTHS=maybe|KEEP_DEPTHS='maybe': yes or no
 	DEPTH=2 NODES=1000|DEPTH='2' NODES='1000': give one search limit, DEPTH or NODES
+	DEPTH=3 MULTIPV=all TAIL=1|TAIL scores the moves beyond MULTIPV's count: give MULTIPV=N, not all
 	REPAIR=fix DEPTH=2|REPAIR='fix': candidates or panda
 	REPAIR=panda|COMPLEXITY and REPAIR need an evaluation: give DEPTH or NODES
 	COMPLEXITY=yes DEPTH=2|COMPLEXITY needs MULTIPV=all KEEP_DEPTHS=yes
@@ -445,4 +446,15 @@ setup_file() {
 	assert_success
 	[ "${#lines[@]}" -eq 3000 ]
 	[ "${lines[0]}" = chunk-000000.pos.zst ] && [ "${lines[2999]}" = chunk-002999.pos.zst ]
+}
+
+@test "TAIL with NODES: the tail searched by nodes (--tail-nodes)" {
+	cd "$BATS_FILE_TMPDIR"
+	run make -s -f "$MK" BIN="$BUILD_DIR/bin" GAMES="$TESTDATA/lichess_db_10k.pgn" \
+	    CHUNK=3 OUT=tn NODES=3000 MULTIPV=2 TAIL=500
+	assert_success
+	refute_output --partial "usage"
+	cmp <(uci-eval -n 3000 -m 2 --tail-nodes 500 -O Hash=16 -j 1 --reproducible \
+	    tn/chunks/chunk-000000.pos.zst 2>/dev/null | posdump --json) \
+	    <(posdump --json tn/evaluated/chunk-000000.pos.zst)
 }
