@@ -23,7 +23,8 @@
 #   complexity/  complexity COMPLEXITY's options (COMPLEXITY=yes: defaults;
 #                needs MULTIPV=all KEEP_DEPTHS=yes)
 #   repaired/    repair-mark --mode REPAIR (candidates or panda, with
-#                ENGINE for panda's searches and SEED for its draws)
+#                ENGINE, HASH and UCI for panda's searches, SEED for its
+#                draws)
 #   pqr/         pqr-sample with PQR triples per position
 # then shards/ (shard SHARDS over every chunk's last file, in chunk order).
 #
@@ -244,7 +245,7 @@ cmd_targets = $(call tool,softtarget) $(TARGETS) -z -o $@.part $<
 cmd_complexity = $(call tool,complexity) $(filter-out yes,$(COMPLEXITY)) \
 	-z -o $@.part $<
 cmd_repaired = $(call tool,repair-mark) --mode $(REPAIR) \
-	$(if $(filter panda,$(REPAIR)),--seed $(SEED)) \
+	$(if $(filter panda,$(REPAIR)),--seed $(SEED) -O Hash=$(HASH) $(UCI)) \
 	$(if $(strip $(ENGINE)),-e $(call q,$(ENGINE))) -z -o $@.part $<
 cmd_pqr = $(call tool,pqr-sample) --per-position $(PQR) --seed $(SEED) \
 	-z -o $@.part $<
@@ -297,7 +298,7 @@ VARS_evaluated := DEPTH NODES SHALLOW MULTIPV KEEP_DEPTHS TAIL ENGINE HASH UCI \
 VARS_targets := TARGETS
 VARS_complexity := COMPLEXITY
 VARS_repaired := REPAIR ENGINE $(engine_env) $(if $(filter \
-	panda,$(REPAIR)),SEED)
+	panda,$(REPAIR)),SEED HASH UCI)
 VARS_pqr := PQR SEED
 VARS_shards := SHARDS SEED
 

@@ -362,6 +362,24 @@ setup_file() {
 	    <(posdump --json ps/repaired/chunk-000000.pos.zst)
 }
 
+@test "HASH and UCI reach Panda's searches (REPAIR=panda) as they reach uci-eval's, and are among the repair's settings" {
+	cd "$BATS_FILE_TMPDIR"
+	# the tools, repair-mark through a wrapper that notes its arguments
+	mkdir -p wbin
+	for t in "$BUILD_DIR"/bin/*; do ln -sf "$t" wbin/; done
+	rm wbin/repair-mark
+	printf '#!/bin/sh\necho "$*" >> %s/rm-args\nexec %s "$@"\n' "$PWD" \
+	    "$BUILD_DIR/bin/repair-mark" > wbin/repair-mark
+	chmod +x wbin/repair-mark
+	mk() { make -s -f "$MK" BIN="$PWD/wbin" GAMES="$TESTDATA/lichess_db_10k.pgn" CHUNK=3 OUT=ph DEPTH=1 REPAIR=panda "$@"; }
+	run mk HASH=8 UCI='-O Threads=1'
+	assert_success
+	run cat rm-args
+	assert_output --partial "--mode panda --seed 1 -O Hash=8 -O Threads=1 "
+	grep -qx 'HASH=8' ph/repaired/.settings
+	grep -qx 'UCI=-O Threads=1' ph/repaired/.settings
+}
+
 @test "without ENGINE, another POSFLOW_ENGINE makes the evaluations again" {
 	cd "$BATS_FILE_TMPDIR"
 	pe() { POSFLOW_ENGINE=$1 make -s -f "$MK" BIN="$BUILD_DIR/bin" \
