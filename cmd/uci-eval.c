@@ -1639,9 +1639,15 @@ setup_hash(const struct opts *o)
 {
 	XXH64_state_t st;
 	uint8_t tail[16];
+	uint64_t digest;
 
 	XXH64_reset(&st, 0);
 	XXH64_update(&st, o->pool.engine, strlen(o->pool.engine) + 1);
+	/* and its bytes: an upgrade at the same path is another engine */
+	if (pf_uci_engine_digest(o->pool.engine, &digest) == 0) {
+		pf_put64(tail, digest);
+		XXH64_update(&st, tail, 8);
+	}
 	for (int i = 0; i < o->pool.noptions; i++)
 		XXH64_update(&st, o->pool.options[i],
 		    strlen(o->pool.options[i]) + 1);

@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #endif
 
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "uci.h"
@@ -1192,33 +1193,79 @@ pf_uci_search_eval(const pf_uci_search *s, pf_eval *e)
 }
 
 
+/* name found on $PATH as execvp finds it, into buf: 0, or -1 when no
+   entry holds an executable of that name.  An empty entry is the
+   current directory. */
+static int
+path_lookup(const char *name, char *buf, size_t len)
+{
+	const char *p, *e;
+	size_t k;
+
+	if ((p = getenv("PATH")) == NULL)
+		return -1;
+	for (;; p = e + 1) {
+		e = p + strcspn(p, ":");
+		k = (size_t)(e - p);
+		if (k == 0)
+			snprintf(buf, len, "%s", name);
+		else
+			snprintf(buf, len, "%.*s/%s", (int)k, p, name);
+		if (access(buf, X_OK) == 0)
+			return 0;
+		if (*e == '\0')
+			return -1;
+	}
+}
+
+int
+pf_uci_engine_digest(const char *engine, uint64_t *digest)
+{
+	char path[4096], buf[1 << 16];
+	XXH64_state_t st;
+	ssize_t n;
+	int fd, saved;
+
+	if (strchr(engine, '/') != NULL)
+		fd = open(engine, O_RDONLY | O_CLOEXEC);
+	else if (path_lookup(engine, path, sizeof(path)) == 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	else {
+		errno = ENOENT;
+		return -1;
+	}
+	if (fd == -1)
+		return -1;
+	XXH64_reset(&st, 0);
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		XXH64_update(&st, buf, (size_t)n);
+	}
+	close(fd);
+	*digest = XXH64_digest(&st);
+	return 0;
+}
+
 /* The engine to run: given, $POSFLOW_ENGINE, stockfish on $PATH, or
    Debian's /usr/games/stockfish. */
 const char *
 pf_uci_find_engine(const char *given)
 {
 	static char buf[4096];
-	const char *env, *path, *p;
+	const char *env;
 
 	if (given)
 		return given;
 	if ((env = getenv("POSFLOW_ENGINE")) != NULL && *env)
 		return env;
-	if ((path = getenv("PATH")) != NULL) {
-		for (p = path; *p; ) {
-			const char *e = strchr(p, ':');
-			size_t n = e ? (size_t)(e - p) : strlen(p);
-
-			if (n > 0 && n < sizeof(buf) - 16) {
-				snprintf(buf, sizeof(buf), "%.*s/stockfish",
-				    (int)n, p);
-				if (access(buf, X_OK) == 0)
-					return buf;
-			}
-			p += n;
-			if (*p == ':')
-				p++;
-		}
-	}
+	if (path_lookup("stockfish", buf, sizeof(buf)) == 0)
+		return buf;
 	return "/usr/games/stockfish";
 }

@@ -46,6 +46,13 @@ pf_uci	*pf_uci_spawn(const char *path, char *err, size_t errlen);
    "stockfish" on $PATH, else /usr/games/stockfish (Debian's).  The result
    stays valid until the next call. */
 const char *pf_uci_find_engine(const char *given);
+/*
+ * The XXH64 of the engine's file (found as execvp finds it: on PATH for a
+ * name without '/'), into *digest: which engine a path names, for cache
+ * keys (an upgrade at the same path is another engine; the same binary
+ * elsewhere is the same).  0, or -1 when it cannot be read (errno).
+ */
+int	 pf_uci_engine_digest(const char *engine, uint64_t *digest);
 int	 pf_uci_fd(const pf_uci *u);	/* read end, non-blocking */
 pid_t	 pf_uci_pid(const pf_uci *u);
 /* The reason of the last failure; valid until the next call on u. */

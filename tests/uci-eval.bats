@@ -1218,6 +1218,27 @@ flip_byte() {
 	    dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
 }
 
+@test "--cache: an engine replaced at the same path (an upgrade) is another engine: searched again" {
+	fens "$START" "$KIWIPETE" > a.pos
+	cp "$FAKE" eng
+	run uci-eval -e ./eng -d 5 -j 1 --cache c.db a.pos -o first.pos
+	assert_success
+	assert_output --partial "2 searched, 0 cache hits"
+	run uci-eval -e ./eng -d 5 -j 1 --cache c.db a.pos -o second.pos
+	assert_output --partial "0 searched, 2 cache hits"
+	# the new version, at the same path
+	printf 'x' >> eng
+	run uci-eval -e ./eng -d 5 -j 1 --cache c.db a.pos -o third.pos
+	assert_success
+	assert_output --partial "2 searched, 0 cache hits"
+	# found on PATH the same way
+	run env PATH="$PWD:$PATH" uci-eval -e eng -d 5 -j 1 --cache c2.db a.pos -o p.pos
+	assert_output --partial "2 searched, 0 cache hits"
+	printf 'y' >> eng
+	run env PATH="$PWD:$PATH" uci-eval -e eng -d 5 -j 1 --cache c2.db a.pos -o p.pos
+	assert_output --partial "2 searched, 0 cache hits"
+}
+
 @test "--cache: a damaged entry in the middle loses only that entry" {
 	games 1 10 > in.pos
 	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o first.pos
