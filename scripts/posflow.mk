@@ -277,13 +277,16 @@ GAMES_RECORDED := $(shell sed -n 's/^GAMES_FILES=//p' \
 	$(OUT)/chunks/.settings 2>/dev/null)
 LATER_ONLY := $(if $(filter-out one shards stages-after-split list-chunks \
 	last-dir,$(or $(MAKECMDGOALS),all)),,yes)
+# Under a directory, names that begin with a dot are left out, as
+# pgn2pos leaves them out (an rsync temporary file, .git).
 # A value longer than 4096 bytes (a GAMES directory of thousands of
 # files) is kept as its checksum, so that the settings stay short enough
 # for a command line.
 GAMES_FILES := $(if $(and $(LATER_ONLY),$(GAMES_RECORDED)),$(GAMES_RECORDED),$(shell \
 	s=$$($(if $(GAMES_GLOBS),printf '%s\n' $(GAMES_SH) &&) \
 	for f in $(GAMES_SH); \
-	do [ -e "$$f" ] && find -L "$$f" -type f -printf '%P@%s@%T@\n' | sort \
+	do [ -e "$$f" ] && find -L "$$f" -type f -printf '%P@%s@%T@\n' | \
+	grep -v -e '^\.' -e '/\.' | sort \
 	|| exit 1; done) && s=$$(echo $$s) && if [ $${#s} -le 4096 ]; then \
 	printf '%s\n' "$$s"; else printf 'cksum %s\n' "$$(printf '%s' "$$s" | \
 	cksum)"; fi || printf '%s\n' $(call q,$(GAMES_RECORDED))))
