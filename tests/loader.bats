@@ -240,3 +240,14 @@ except ValueError as e:
 	assert_success
 	assert_output --regexp "^$BATS_TEST_TMPDIR/p/lib/libposflow.so.0 posflow [0-9.]+$"
 }
+
+@test "POSFLOW_LIB that does not load is an import error naming it, not another library found instead" {
+	run env POSFLOW_LIB="$BATS_TEST_TMPDIR/nonexistent.so" "$PY" -c \
+		'import posflow; print(posflow._lib._name)'
+	assert_failure
+	assert_output --partial "POSFLOW_LIB=$BATS_TEST_TMPDIR/nonexistent.so"
+	# the one named is the one loaded
+	run "$PY" -c 'import posflow; print(posflow._lib._name)'
+	assert_success
+	assert_output "$POSFLOW_LIB"
+}

@@ -38,9 +38,6 @@ class Error(Exception):
 
 
 def _candidates():
-    env = os.environ.get("POSFLOW_LIB")
-    if env:
-        yield env
     here = os.path.dirname(os.path.abspath(__file__))
     try:
         from . import _install          # written by make install
@@ -57,6 +54,14 @@ def _candidates():
 
 
 def _load():
+    env = os.environ.get("POSFLOW_LIB")
+    if env:
+        # the library asked for, or none: another one found instead would
+        # hide a mistyped path (or a sanitizer build not being tested)
+        try:
+            return ctypes.CDLL(env)
+        except OSError as e:
+            raise ImportError("posflow: POSFLOW_LIB=%s: %s" % (env, e))
     tried = []
     for path in _candidates():
         if os.path.sep in path and not os.path.exists(path):
