@@ -308,12 +308,13 @@ VARS_shards := SHARDS SEED
 .PHONY: all chunks stages shards clean one list-chunks last-dir
 
 all: $(OUT)/chunks/.done
-	@$(MAKE) -f $(call q,$(SELF)) --no-print-directory shards
+	@$(MAKE) -f $(call q,$(SELF)) --no-print-directory SUB_MAKE=yes shards
 
 chunks: $(OUT)/chunks/.done
 
 stages: $(OUT)/chunks/.done
-	@$(MAKE) -f $(call q,$(SELF)) --no-print-directory stages-after-split
+	@$(MAKE) -f $(call q,$(SELF)) --no-print-directory SUB_MAKE=yes \
+	    stages-after-split
 
 # A stage's settings, checked when this makefile is read, before make
 # looks at any file: rewritten, and the stage's files removed so that they
@@ -336,7 +337,7 @@ $(shell set -- $(call q,STAGES=$(2)) \
     if [ -f $$f ] && printf '%s\n' "$$@" | cmp -s $$f -; then \
 	:; \
     elif [ -n "$(DRY_RUN)" ]; then \
-	if [ -f $$f ]; then \
+	if [ -f $$f ] && [ -z "$(SUB_MAKE)" ]; then \
 		echo "posflow.mk: $(1): the settings changed; its files" \
 		    "would be made again (make -n: nothing removed)" >&2; \
 	fi; \
@@ -359,6 +360,8 @@ settings_check_or_stop = $(if $(filter ok,$(call \
     its old files (a full disk? a directory not writable?): stopped, so \
     that no file made with other settings is taken for up to date))
 # make -n (--dry-run, --just-print, --recon): n among the one-letter flags.
+# SUB_MAKE: set on the second makes, which make -n runs too (a $(MAKE)
+# line): the first has named the changed stages already.
 DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
 $(call settings_check_or_stop,chunks,chunks,$(OUT)/chunks/chunk-* \
@@ -397,7 +400,8 @@ stages-after-split: $(FINAL)
 one:
 	@test -n "$(C)" || { echo "posflow.mk: one needs C=chunk-NNNNNN.pos.zst" >&2; exit 1; }
 	@test -f $(OUT)/chunks/$(C) || { echo "posflow.mk: no $(OUT)/chunks/$(C)" >&2; exit 1; }
-	@$(MAKE) -f $(call q,$(SELF)) --no-print-directory LATER_ONLY=yes $(OUT)/$(LAST)/$(C)
+	@$(MAKE) -f $(call q,$(SELF)) --no-print-directory SUB_MAKE=yes \
+	    LATER_ONLY=yes $(OUT)/$(LAST)/$(C)
 
 # (The lists of every chunk are printed by make, or globbed by the shell:
 # thousands of chunks, in one command line for the shell, would be too
