@@ -284,6 +284,11 @@ teardown_file() {
 	run "$PP" --sshloginfile here "${VARS[@]}" OUT=u
 	[ "$status" -eq 2 ]
 	[ ! -e u ]
+	# settings posflow.mk refuses: usage too, nothing split
+	run "$PP" --sshloginfile u-hosts "${VARS[@]}" KEEP_DEPTHS=maybe OUT=u
+	[ "$status" -eq 2 ]
+	assert_output --partial "posflow.mk: KEEP_DEPTHS='maybe': yes or no"
+	[ ! -e u/chunks ]
 	run "$PP" --help
 	assert_success
 	assert_output --partial "usage: posflow-parallel --sshloginfile FILE"

@@ -359,6 +359,11 @@ shards 104"
 	assert_output --partial "give GAMES="
 	run "$PS" --max-running 0 -- GAMES=x.pgn
 	[ "$status" -eq 2 ]
+	# settings posflow.mk refuses: usage too, nothing split or submitted
+	run "$PS" -- BIN="$BUILD_DIR/bin" GAMES="$TESTDATA/lichess_db_10k.pgn" KEEP_DEPTHS=maybe OUT=o
+	[ "$status" -eq 2 ]
+	assert_output --partial "posflow.mk: KEEP_DEPTHS='maybe': yes or no"
+	[ ! -e o/chunks ] && [ ! -e sbatch.log ]
 	run "$PS" --help
 	assert_success
 	assert_output --partial "sbatch --array"
