@@ -351,6 +351,9 @@ show_movescores(FILE *fp, int json, const pf_movescores *s,
 			if (s->m[i].score_kind == PF_SCORE_MATE)
 				fprintf(fp, "\"mate\":%" PRId32 ",",
 				    s->m[i].score);
+			else if (s->m[i].score_kind != PF_SCORE_CP)
+				fprintf(fp, "\"kind%u\":%" PRId32 ",",
+				    s->m[i].score_kind, s->m[i].score);
 			fprintf(fp, "\"cp\":%" PRId32 ",\"depth\":%u}",
 			    pf_score_cp(s->m[i].score_kind, s->m[i].score),
 			    s->m[i].depth);

@@ -90,6 +90,14 @@ three() {
 	assert_success
 	assert_output --partial " score=kind2:900 "
 	[ "$(posdump --json k.pos | jq -c '.exts[0].score')" = '{"kind2":900}' ]
+	# a per-move table's entry of kind 2, score 77, at depth 5
+	HEX=
+	le 1 1; le 1 1; le 5 2; le 5 8; le 1 2
+	move16 e2e4; le "$MV" 2; le 2 1; le 5 1; le 77 4
+	"$MKREC" <<< "$START ext=3:$HEX" > t.pos
+	run posdump --fields movescores t.pos
+	assert_output --partial " e2e4:kind2:77@5"
+	[ "$(posdump --json t.pos | jq -c '.exts[0].moves[0].kind2')" = 77 ]
 }
 
 @test "-c counts records per input and in total" {
