@@ -575,21 +575,6 @@ measure_depth(struct run *run, int n, pf_complexity *c, uint64_t recno)
 
 /* ---- node mode -------------------------------------------------------- */
 
-/* The score of evaluation v in centipawns, or -1 after reporting an
-   unknown score kind. */
-static int
-eval_cp(struct run *run, const pf_eval *v, const char *which, int32_t *cp,
-    uint64_t recno)
-{
-	if (v->score_kind != PF_SCORE_CP && v->score_kind != PF_SCORE_MATE) {
-		pf_filter_error(&run->f, recno, "%s evaluation: unknown score "
-		    "kind %u", which, v->score_kind);
-		return -1;
-	}
-	*cp = pf_score_cp(v->score_kind, v->score);
-	return 0;
-}
-
 /*
  * How many centipawns the shallow best move scores below the best move
  * of the deep evaluation's table: 1 and *loss set, 0 when there is no
@@ -660,9 +645,9 @@ measure_nodes(struct run *run, const pf_record *rec, pf_complexity *c,
 	}
 	if (rs == 0 || rd == 0 || xs.data == xd.data)
 		return 0;
-	if (eval_cp(run, &run->shallow, "shallow", &cs, recno) == -1 ||
-	    eval_cp(run, &run->deep, "deep", &cd, recno) == -1)
-		return -1;
+	/* of a known kind: pf_eval_decode_head refuses any other */
+	cs = pf_score_cp(run->shallow.score_kind, run->shallow.score);
+	cd = pf_score_cp(run->deep.score_kind, run->deep.score);
 	memset(c, 0, sizeof(*c));
 	c->mode = PF_COMPLEXITY_NODES;
 	c->depth = run->deep.depth;

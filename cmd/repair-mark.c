@@ -298,8 +298,8 @@ bad:
 
 /* ---- candidates ------------------------------------------------------- */
 
-/* Q of evaluation e; *ok 1, or 0 when --q wdl finds no W/D/L, or -1
-   when the score, needed by the logistic, is of an unknown kind. */
+/* Q of evaluation e (decoded, so of a known score kind); *ok 1, or 0
+   when --q wdl finds no W/D/L. */
 static double
 q_of(const struct opts *o, const pf_eval *e, int *ok)
 {
@@ -310,10 +310,6 @@ q_of(const struct opts *o, const pf_eval *e, int *ok)
 			return 0;
 		}
 		return ((double)e->wdl[0] - (double)e->wdl[2]) / 1000.0;
-	}
-	if (e->score_kind != PF_SCORE_CP && e->score_kind != PF_SCORE_MATE) {
-		*ok = -1;
-		return 0;
 	}
 	return pf_value_logistic(pf_score_cp(e->score_kind, e->score),
 	    o->alpha);
@@ -392,13 +388,6 @@ candidate(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 	}
 	qs = q_of(o, &es, &ok_s);
 	qd = q_of(o, &ed, &ok_d);
-	if (ok_s < 0 || ok_d < 0) {
-		pf_filter_error(f, recno, "the %s evaluation has an unknown "
-		    "score kind %u; passed through", ok_s < 0 ? "shallow" :
-		    "deep", ok_s < 0 ? es.score_kind : ed.score_kind);
-		pf_filter_put(f, rec);
-		return;
-	}
 	if (!ok_s || !ok_d) {
 		if (R->missing++ < 10)
 			pf_filter_error(f, recno, "--q wdl: the %s evaluation "
@@ -506,6 +495,7 @@ game_values(struct run *R, struct game *g)
 	pf_eval e;
 	pf_board b;
 	char err[128];
+	int rv;
 
 	for (int k = 0; k < g->n; k++) {
 		g->cls[k] = PF_REPAIR_NONE;
@@ -542,11 +532,12 @@ game_values(struct run *R, struct game *g)
 			    "not legal here");
 			return -1;
 		}
-		if (pf_evalsel_find(&R->o->eval, &g->rec[k], &e) != 1) {
+		if ((rv = pf_evalsel_find(&R->o->eval, &g->rec[k], &e)) != 1) {
 			pf_warnx("%s: record %" PRIu64 ": game %016" PRIx64
-			    ": no evaluation matches --eval; game left "
-			    "unrepaired", g->name, g->recno[k],
-			    g->rec[k].game_id);
+			    ": %s; game left unrepaired", g->name,
+			    g->recno[k], g->rec[k].game_id, rv < 0 ?
+			    "malformed evaluation or extension area" :
+			    "no evaluation matches --eval");
 			return -1;
 		}
 		/* a position that may be re-scored needs a limit */
@@ -557,14 +548,6 @@ game_values(struct run *R, struct game *g)
 			    "limit to re-score at (give -d or -n); game left "
 			    "unrepaired", g->name, g->recno[k],
 			    g->rec[k].game_id);
-			return -1;
-		}
-		if (e.score_kind != PF_SCORE_CP &&
-		    e.score_kind != PF_SCORE_MATE) {
-			pf_warnx("%s: record %" PRIu64 ": game %016" PRIx64
-			    ": the evaluation --eval chooses has an unknown "
-			    "score kind %u; game left unrepaired", g->name,
-			    g->recno[k], g->rec[k].game_id, e.score_kind);
 			return -1;
 		}
 		g->value[k] = g->orig[k] = pf_score_cp(e.score_kind, e.score);

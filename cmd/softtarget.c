@@ -682,12 +682,6 @@ build(struct run *run, const pf_record *rec, uint64_t recno, int joined)
 				continue;
 			}
 		}
-		if (best.score_kind != PF_SCORE_CP &&
-		    best.score_kind != PF_SCORE_MATE) {
-			pf_filter_error(&run->f, recno, "evaluation: unknown score "
-			    "kind %u", best.score_kind);
-			return -1;
-		}
 		cp = pf_score_cp(best.score_kind, best.score);
 		switch (m) {
 		case VM_TANH:

@@ -157,7 +157,7 @@ entry(pf_export *x, const pf_record *rec, int move_from, pf_sfentry *e,
 	}
 	if (rc == -1) {
 		*why = PF_EXPORT_INVALID;
-		snprintf(x->err, sizeof(x->err), "malformed extension area");
+		snprintf(x->err, sizeof(x->err), "%s", reason);
 	} else if (strcmp(reason, "no evaluation") == 0)
 		*why = PF_EXPORT_NO_EVAL;
 	else if (strcmp(reason, "no move") == 0)

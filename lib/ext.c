@@ -309,8 +309,10 @@ pf_eval_encode(const pf_eval *e, pf_extbuf *b)
 
 /*
  * The checks every eval reader needs: the PV and the engine id fit in the
- * payload, and W/D/L, when flagged, are per-mille chances summing to 1000.
- * Fills the fixed fields only.
+ * payload, the score is of a kind posflow(5) defines (centipawns or mate:
+ * no reader may take another kind for centipawns), and W/D/L, when
+ * flagged, are per-mille chances summing to 1000.  Fills the fixed fields
+ * only.
  */
 int
 pf_eval_decode_head(const pf_ext *x, pf_eval *e)
@@ -338,6 +340,8 @@ pf_eval_decode_head(const pf_ext *x, pf_eval *e)
 	e->nodes = pf_get64(p + 28);
 	e->time_ms = pf_get32(p + 36);
 	e->multipv = pf_get16(p + 40);
+	if (e->score_kind > PF_SCORE_MATE)
+		return -1;
 	if ((e->flags & PF_EVF_WDL) &&
 	    (uint32_t)e->wdl[0] + e->wdl[1] + e->wdl[2] != 1000)
 		return -1;
@@ -420,6 +424,8 @@ pf_movescores_decode(const pf_ext *x, pf_movescores *s)
 		s->m[i].score_kind = q[2];
 		s->m[i].depth = q[3];
 		s->m[i].score = (int32_t)pf_get32(q + 4);
+		if (q[2] > PF_SCORE_MATE)
+			return -1;	/* a kind posflow(5) does not define */
 	}
 	return 0;
 }

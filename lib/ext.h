@@ -289,11 +289,17 @@ typedef struct pf_value {
 int	pf_meta_encode(const pf_meta *m, pf_extbuf *b);
 int	pf_meta_decode(const pf_ext *x, pf_meta *m);
 int	pf_eval_encode(const pf_eval *e, pf_extbuf *b);
+/* -1 when the payload is too short for its PV or engine id, the score is
+   of a kind posflow(5) does not define, or flagged W/D/L do not sum to
+   1000. */
 int	pf_eval_decode(const pf_ext *x, pf_eval *e);
 /* pf_eval_decode without the PV and engine id (left untouched), with the
    same checks: for readers that need only the score. */
 int	pf_eval_decode_head(const pf_ext *x, pf_eval *e);
 int	pf_movescores_encode(const pf_movescores *s, pf_extbuf *b);
+/* -1 when the payload is too short for its n entries, n is above
+   PF_MAX_MOVES, or an entry's score is of a kind posflow(5) does not
+   define. */
 int	pf_movescores_decode(const pf_ext *x, pf_movescores *s);
 int	pf_clock_encode(const pf_clock *c, pf_extbuf *b);
 int	pf_clock_decode(const pf_ext *x, pf_clock *c);

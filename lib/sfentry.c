@@ -75,12 +75,16 @@ pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
 	pf_ext_iter_init(&it, rec);
 	while ((rc = pf_ext_next(&it, &x)) == 1)
 		if (x.type == PF_EXT_EVAL) {
-			if (pf_eval_decode_head(&x, &v) == -1)
+			if (pf_eval_decode_head(&x, &v) == -1) {
+				*why = "malformed evaluation";
 				return -1;
+			}
 			pf_evalsel_offer_eval(sel, &pick, &x, &v);
 		}
-	if (rc == -1)
+	if (rc == -1) {
+		*why = "malformed extension area";
 		return -1;
+	}
 	if (!pick.found) {
 		*why = "no evaluation";
 		return 0;

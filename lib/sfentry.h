@@ -75,9 +75,10 @@ enum {
  * says: "no evaluation", "no move" (with PF_SFMOVE_PLAYED none played,
  * with PF_SFMOVE_BEST the evaluation has no best move), "invalid
  * position", "the move played is not legal", "the best move is not
- * legal"), -1 a malformed extension area.  With a chain (boardchain.h) the board comes
- * from the previous record's where it can; every record of the input
- * must then pass through here.
+ * legal"), -1 a malformed record (*why says: "malformed evaluation", one
+ * pf_eval_decode refuses, or "malformed extension area").  With a chain
+ * (boardchain.h) the board comes from the previous record's where it
+ * can; every record of the input must then pass through here.
  */
 int	pf_sfentry_from_record(const struct pf_record *rec,
 	    const struct pf_evalsel *sel, int move_from,

@@ -203,10 +203,8 @@ score_text(FILE *fp, uint8_t kind, int32_t score)
 {
 	if (kind == PF_SCORE_MATE)
 		fprintf(fp, "mate:%" PRId32, score);
-	else if (kind == PF_SCORE_CP)
+	else
 		fprintf(fp, "cp:%" PRId32, score);
-	else	/* not one posflow(5) defines: shown as it is */
-		fprintf(fp, "kind%u:%" PRId32, kind, score);
 }
 
 static void
@@ -263,22 +261,16 @@ show_eval(FILE *fp, int json, const pf_eval *e, const pf_board *b,
 {
 	pf_board pv_board;
 	pf_undo u;
-	char mb[PF_UCI_MAX + 8], kind[16];
+	char mb[PF_UCI_MAX + 8];
 	int i, ok;
 
 	if (json) {
-		/* a kind posflow(5) does not define: shown as it is */
-		if (e->score_kind == PF_SCORE_MATE || e->score_kind ==
-		    PF_SCORE_CP)
-			snprintf(kind, sizeof(kind), "%s", e->score_kind ==
-			    PF_SCORE_MATE ? "mate" : "cp");
-		else
-			snprintf(kind, sizeof(kind), "kind%u", e->score_kind);
 		fprintf(fp, "{\"type\":\"eval\",\"source\":\"%s\",\"limit\":"
 		    "\"%s\",\"limit_value\":%" PRIu64 ",\"score\":{\"%s\":%"
 		    PRId32 "},\"cp\":%" PRId32 ",\"bound\":%s,",
 		    NAME(source_names, e->source),
-		    NAME(limit_names, e->limit_kind), e->limit, kind, e->score,
+		    NAME(limit_names, e->limit_kind), e->limit,
+		    e->score_kind == PF_SCORE_MATE ? "mate" : "cp", e->score,
 		    pf_score_cp(e->score_kind, e->score),
 		    e->flags & PF_EVF_LOWER ? "\"lower\"" :
 		    e->flags & PF_EVF_UPPER ? "\"upper\"" : "null");
@@ -351,9 +343,6 @@ show_movescores(FILE *fp, int json, const pf_movescores *s,
 			if (s->m[i].score_kind == PF_SCORE_MATE)
 				fprintf(fp, "\"mate\":%" PRId32 ",",
 				    s->m[i].score);
-			else if (s->m[i].score_kind != PF_SCORE_CP)
-				fprintf(fp, "\"kind%u\":%" PRId32 ",",
-				    s->m[i].score_kind, s->m[i].score);
 			fprintf(fp, "\"cp\":%" PRId32 ",\"depth\":%u}",
 			    pf_score_cp(s->m[i].score_kind, s->m[i].score),
 			    s->m[i].depth);

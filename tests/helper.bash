@@ -71,6 +71,16 @@ le() {
 	done
 }
 
+# Set HEX to an eval extension's payload (posflow(5)): an engine's, searched
+# to depth 12, of score $1 in score kind $2 (0 cp, 1 mate; 2 is a kind
+# posflow(5) does not define, which every reader must refuse).
+eval_hex() {
+	HEX=
+	le 0 1; le 1 1; le "$2" 1; le 0 1; le "$1" 4; le 12 8
+	le 0 2; le 0 2; le 0 2; le 12 2; le 12 2; le 0 2; le 1000 8
+	le 1 4; le 1 2; le 0 2; le 0 1
+}
+
 # Set MV to a move as posflow's u16 (from | to << 6) from UCI squares.
 move16() {
 	local f F

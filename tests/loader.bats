@@ -189,6 +189,29 @@ except ValueError as e:
 	assert_line --partial "unknown feature block 'X'"
 }
 
+@test "an evaluation of a score kind posflow(5) does not define is an error naming the record, never centipawns" {
+	eval_hex 900 2
+	printf '%s\n' "startpos game=1 result=1-0 eval=cp:30@depth:5" \
+	    "startpos game=2 result=1-0 ext=2:$HEX" | "$MKREC" > k.pos
+	run "$PY" -W error -c "
+import posflow
+n = 0
+try:
+    for b in posflow.batches('k.pos', 1, value='tanh'):
+        print(b['score'].tolist())
+except posflow.Error as e:
+    print(e)
+try:
+    posflow.batches('k.pos', value='nonsense').__next__()
+except ValueError as e:
+    print(type(e).__name__)
+"
+	assert_success
+	assert_output "[30.0]
+k.pos: record 2: malformed evaluation
+ValueError"
+}
+
 @test "ShardDataset: every record once per epoch over 2 ranks x 2 workers, epochs reshuffled, reproducible" {
 	"$PY" -c 'import torch' 2>/dev/null || fail "no torch for $PY (Debian: python3-torch)"
 	# (stderr apart: torch warns that 9 consumers exceed the 2 cores)

@@ -79,25 +79,26 @@ three() {
 	assert_output --partial "g1f3:mate:-3@"
 }
 
-@test "a score kind posflow(5) does not define is shown as it is, not as centipawns" {
+@test "a score kind posflow(5) does not define is malformed, not shown as centipawns" {
 	# an eval extension of score 900, kind 2 (0 is cp, 1 mate)
-	HEX=
-	le 0 1; le 1 1; le 2 1; le 0 1; le 900 4; le 12 8
-	le 0 2; le 0 2; le 0 2; le 12 2; le 12 2; le 0 2; le 1000 8
-	le 1 4; le 1 2; le 0 2; le 0 1
+	eval_hex 900 2
 	"$MKREC" <<< "$START ext=2:$HEX" > k.pos
 	run posdump --fields eval k.pos
-	assert_success
-	assert_output --partial " score=kind2:900 "
-	[ "$(posdump --json k.pos | jq -c '.exts[0].score')" = '{"kind2":900}' ]
+	assert_failure 1
+	assert_output --partial "ext{type=2 len=45 malformed}"
+	assert_output --partial "posdump: k.pos: record 1: malformed eval extension (45 bytes)"
+	refute_output --partial "cp:900"
+	run -1 --separate-stderr posdump --json k.pos
+	[ "$(jq -c '.exts[0].error' <<< "$output")" = '"malformed"' ]
 	# a per-move table's entry of kind 2, score 77, at depth 5
 	HEX=
 	le 1 1; le 1 1; le 5 2; le 5 8; le 1 2
 	move16 e2e4; le "$MV" 2; le 2 1; le 5 1; le 77 4
 	"$MKREC" <<< "$START ext=3:$HEX" > t.pos
 	run posdump --fields movescores t.pos
-	assert_output --partial " e2e4:kind2:77@5"
-	[ "$(posdump --json t.pos | jq -c '.exts[0].moves[0].kind2')" = 77 ]
+	assert_failure 1
+	assert_output --partial "ext{type=3 len=22 malformed}"
+	refute_output --partial "cp:77"
 }
 
 @test "-c counts records per input and in total" {

@@ -139,6 +139,24 @@ posexport: bad.pos: record 2: malformed value target; skipped
 posexport: 2 records: 0 written (lc0; 0 of unknown result as draws); skipped: 0 without an evaluation, 0 without a move, 0 without a policy, 2 invalid"
 }
 
+@test "an evaluation of a score kind posflow(5) does not define is an invalid record in every format, never a centipawn score" {
+	# 900 of kind 2; posflow(5) defines 0 cp and 1 mate
+	eval_hex 900 2
+	printf '%s\n' "startpos game=1 move=e2e4 result=1-0 eval=cp:30@depth:5" \
+	    "startpos game=2 move=e2e4 result=1-0 ext=2:$HEX" | "$MKREC" > k.pos
+	for F in plain binpack bin npy lc0; do
+		run --separate-stderr posexport -F "$F" -o "out.$F" k.pos
+		assert_failure 1
+		[ "${stderr%%$'\n'*}" = "posexport: k.pos: record 2: malformed evaluation; skipped" ] ||
+			fail "$F: $stderr"
+		[[ "$stderr" == *"1 invalid"* ]] || fail "$F: $stderr"
+	done
+	run posexport -F plain k.pos
+	# 30 cp is 62 in Stockfish's units; 900 would be 1872
+	assert_line "score 62"
+	refute_output --partial "score 1872"
+}
+
 @test "lc0: history that runs out is filled as lc0 fills it (copies of the oldest position known, unless it is the start position)" {
 	# games seen from ply 8 on, Chess960 games, and games from FENs
 	# whose en passant squares (after a white, then a black double push)

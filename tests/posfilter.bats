@@ -429,6 +429,16 @@ check_table() {
 	assert_output --partial "posfilter: stdout: No space left on device"
 }
 
+@test "an evaluation of a score kind posflow(5) does not define is malformed: named and dropped, never taken for centipawns" {
+	eval_hex 900 2
+	printf '%s\n' "startpos game=1 eval=cp:300@depth:12" \
+	    "startpos game=2 ext=2:$HEX" | "$MKREC" > k.pos
+	run --separate-stderr posfilter 'eval > 100' k.pos -o out.pos
+	assert_failure 1
+	[[ "$stderr" == *"posfilter: k.pos: record 2: malformed evaluation extension; dropped"* ]]
+	[ "$(posdump --fields game out.pos)" = "game=0000000000000001" ]
+}
+
 @test "--help, --version, invalid calls: exit 2, usage on stderr, nothing on stdout" {
 	run posfilter --help
 	assert_success

@@ -524,6 +524,16 @@ print(len(c), len(set(c)))"
 		fail "$stderr"
 	[ "$(jq .games <<< "$output")" -eq 2 ]
 	[ "$(jq .elo.unknown <<< "$output")" -eq 2 ]
+	# an evaluation of a score kind posflow(5) does not define (900 of
+	# kind 2) is named, and counted as no evaluation, not as 900 cp
+	eval_hex 900 2
+	printf '%s\n' 'startpos game=1 eval=cp:300@depth:12' \
+	    "startpos game=2 ext=2:$HEX" | "$MKREC" > k.pos
+	run --separate-stderr posstat --json k.pos
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "posstat: k.pos: record 2: malformed extension; the rest of the record is counted" ]] ||
+		fail "$stderr"
+	[ "$(jq -c '[.eval.none, [.eval.bins[] | select(.positions > 0) | .from]]' <<< "$output")" = '[1,[300]]' ]
 }
 
 @test "--help, --version, invalid calls: exit 2, usage on stderr, nothing on stdout" {

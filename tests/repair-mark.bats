@@ -279,18 +279,14 @@ scholar() {
 	[[ "$stderr" == *"--eval pgn: a PGN's evaluations have no search limit: give -d or -n"* ]]
 }
 
-@test "an evaluation of an unknown score kind is named, never taken for centipawns" {
-	# an eval extension (posflow(5)) searched to depth 12, score 900 of
-	# kind 2, which posflow(5) does not define (0 cp, 1 mate)
-	HEX=
-	le 0 1; le 1 1; le 2 1; le 0 1; le 900 4; le 12 8
-	le 0 2; le 0 2; le 0 2; le 12 2; le 12 2; le 0 2; le 1000 8
-	le 1 4; le 1 2; le 0 2; le 0 1
+@test "an evaluation of an unknown score kind is malformed, never taken for centipawns" {
+	# score 900 of kind 2, which posflow(5) does not define (0 cp, 1 mate)
+	eval_hex 900 2
 	printf '%s\n' "startpos game=1 eval=cp:0@depth:1 ext=2:$HEX" |
 	    "$MKREC" > in.pos
 	run repair-mark in.pos -o out.pos
 	assert_failure 1
-	assert_output --partial "in.pos: record 1: the deep evaluation has an unknown score kind 2; passed through"
+	assert_output --partial "in.pos: record 1: malformed evaluation; passed through"
 	assert_output --partial "1 records: 0 judged, 0 candidates"
 	cmp <(posdump --json in.pos) <(posdump --json out.pos)
 	# panda: the game is named and written unrepaired, as it came
@@ -301,7 +297,7 @@ scholar() {
 	    "$MKREC" > g.pos
 	run repair-mark --mode panda -j 1 -e "$BUILD_DIR/tests/tools/fake-engine" g.pos -o out.pos
 	assert_failure 1
-	assert_output --partial "g.pos: record 2: game 0000000000000005: the evaluation --eval chooses has an unknown score kind 2; game left unrepaired"
+	assert_output --partial "g.pos: record 2: game 0000000000000005: malformed evaluation or extension area; game left unrepaired"
 	assert_output --partial "1 games left unrepaired"
 	cmp <(posdump --json g.pos) <(posdump --json out.pos)
 }

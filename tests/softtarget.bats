@@ -836,17 +836,21 @@ five_tables() {
 	# 45 bytes that claim a 1000-move PV; then a W/D/L of 60000/5000/0.
 	long="2:000100006400000005000000000000000000000000000500000000000000000000000000000000000100e80300"
 	wdl="2:0001000164000000050000000000000060ea881300000500000000000000000000000000000000000100000000"
+	# and a score of a kind posflow(5) does not define (900 of kind 2)
+	eval_hex 900 2
 	"$MKREC" > in.pos <<-EOF
 	$START eval=cp:100@depth:5
 	$START ext=$long
 	$START ext=$wdl
+	$START ext=2:$HEX
 	EOF
 	run --separate-stderr softtarget --policy none --value wdl -o out.pos in.pos
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"record 2: malformed evaluation"* ]]
 	[[ "$stderr" == *"record 3: malformed evaluation"* ]]
+	[[ "$stderr" == *"record 4: malformed evaluation"* ]]
 	run posdump -c out.pos
-	assert_output "3 out.pos"
+	assert_output "4 out.pos"
 	run bash -c "posdump --fields value out.pos | grep -c value"
 	assert_output 1
 }

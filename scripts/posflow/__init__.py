@@ -175,6 +175,7 @@ def _paths(paths, split=None):
 class _Loader:
     def __init__(self, paths, features="ALL", perspective="stm",
                  policy_width=0, eval=None, value=None, stride=0, offset=0):
+        self._h = None          # for close() when a check below raises
         if perspective not in ("stm", "white"):
             raise ValueError("posflow: perspective is 'stm' or 'white'")
         if value not in _VALUE_METHODS:

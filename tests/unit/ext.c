@@ -249,6 +249,21 @@ test_eval(void)
 		x = last_ext(&c);
 		CHECK(pf_eval_decode(&x, &d) == 0,
 		    "eval: unflagged W/D/L fields are not checked");
+		/* a score kind posflow(5) does not define: never taken
+		   for centipawns by any reader */
+		bad.score_kind = 2;
+		pf_extbuf_reset(&c);
+		pf_eval_encode(&bad, &c);
+		x = last_ext(&c);
+		CHECK(pf_eval_decode(&x, &d) == -1 &&
+		    pf_eval_decode_head(&x, &d) == -1,
+		    "eval: score kind 2 refused");
+		bad.score_kind = PF_SCORE_CP;
+		pf_extbuf_reset(&c);
+		pf_eval_encode(&bad, &c);
+		x = last_ext(&c);
+		CHECK(pf_eval_decode(&x, &d) == 0 &&
+		    d.score_kind == PF_SCORE_CP, "eval: centipawns taken");
 		pf_extbuf_free(&c);
 	}
 	/* A pv longer than PF_PV_MAX in the data: the first kept. */
@@ -308,6 +323,12 @@ test_movescores(void)
 	CHECK(t_failed == 0, "movescores entries round-trip");
 	CHECK(short_refused(&x, x.len, (decoder)pf_movescores_decode, &d),
 	    "movescores: every short payload refused");
+	/* the last entry of a score kind posflow(5) does not define */
+	((uint8_t *)x.data)[14 + 8 * 19 + 2] = 2;
+	CHECK(pf_movescores_decode(&x, &d) == -1,
+	    "movescores refuses an entry of score kind 2");
+	((uint8_t *)x.data)[14 + 8 * 19 + 2] = PF_SCORE_CP;
+	CHECK(pf_movescores_decode(&x, &d) == 0, "movescores: kind 0 again");
 	pf_put16((uint8_t *)x.data + 12, 257);
 	CHECK(pf_movescores_decode(&x, &d) == -1,
 	    "movescores refuses n > %d", PF_MAX_MOVES);
