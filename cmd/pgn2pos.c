@@ -83,6 +83,8 @@ struct state {
 	int write_err;
 	int rc;				/* an input could not be read */
 	uint64_t games, kept, truncated, skipped[SK_N], positions;
+	uint64_t stray;			/* stretches of text between games */
+	uint64_t units;			/* games and stray text: --chunks */
 	uint64_t problems;		/* games with any problem (--strict) */
 	uint64_t dups, bloom_new;
 	uint64_t frames;		/* zstd frames decompressed in parallel */
@@ -747,7 +749,7 @@ chunks_stop(struct state *st)
 		pf_warnx("%s: chunk %06ld and later not written: after an "
 		    "input error a rerun numbers the games differently (mend "
 		    "the input and run again)", st->o->output, st->chunk < 0 ?
-		    (long)(st->games / (uint64_t)st->o->chunks) : st->chunk);
+		    (long)(st->units / (uint64_t)st->o->chunks) : st->chunk);
 		st->chunk = -1;
 		st->chunks_stopped = 1;
 	}
@@ -839,13 +841,20 @@ do_game(struct state *st, const char *where, const pf_pgn_game *g, int epd)
 	const struct opts *o = st->o;
 	char what[64];
 
-	if (o->chunks > 0 && (long)(st->games / (uint64_t)o->chunks) !=
-	    st->chunk && chunk_open(st, (long)(st->games /
+	/* --chunks counts stray text too: a rerun splits the same way */
+	if (o->chunks > 0 && (long)(st->units / (uint64_t)o->chunks) !=
+	    st->chunk && chunk_open(st, (long)(st->units /
 	    (uint64_t)o->chunks)) == -1)
 		return;
-	st->games++;
+	st->units++;
 	if (g->problem)
 		st->problems++;
+	if (g->stray) {		/* text between games: no game */
+		st->stray++;
+		warn_game(where, g, epd, "text skipped");
+		return;
+	}
+	st->games++;
 	if (!writes_game(o, g)) {
 		drop_game(st, where, g, epd);
 		return;
@@ -959,7 +968,8 @@ do_file(struct state *st, const char *path)
 	struct file f;
 	pf_games_opts go;
 	pf_games *gs;
-	uint64_t games0 = st->games, bad0 = st->skipped[SK_BINARY];
+	uint64_t units0 = st->units, bad0 = st->skipped[SK_BINARY];
+	uint64_t stray0 = st->stray;
 
 	memset(&f, 0, sizeof(f));
 	f.st = st;
@@ -991,8 +1001,8 @@ do_file(struct state *st, const char *path)
 	/* Read to its end, yet every game in it was text or bytes that are
 	   no game: not what was meant (a wrong file, an unknown format). */
 	if (f.rc == 0 && !st->broken && !st->write_err &&
-	    st->games > games0 &&
-	    st->skipped[SK_BINARY] - bad0 == st->games - games0) {
+	    st->units > units0 && st->skipped[SK_BINARY] - bad0 +
+	    st->stray - stray0 == st->units - units0) {
 		pf_warnx("%s: no PGN or EPD game in it", f.name);
 		f.rc = 1;
 	}
@@ -1023,7 +1033,7 @@ each_file(void *arg, const char *path, const char *why)
 static void
 summary(const struct state *st)
 {
-	char reasons[512] = "", tail[256] = "";
+	char reasons[512] = "", tail[256] = "", stray[64] = "";
 	size_t n = 0;
 	uint64_t skipped = 0;
 	int i;
@@ -1048,9 +1058,13 @@ summary(const struct state *st)
 		    "(their positions not counted)", st->chunks_written,
 		    st->chunks_there);
 	/* after a write error, some of them never reached the output */
+	if (st->stray > 0)
+		snprintf(stray, sizeof(stray), "; %" PRIu64 " stretch%s of "
+		    "text between games skipped", st->stray, st->stray == 1 ?
+		    "" : "es");
 	pf_warnx("%" PRIu64 " games read, %" PRIu64 " kept (%" PRIu64
-	    " truncated), %" PRIu64 " skipped%s; %" PRIu64 " positions %s%s",
-	    st->games, st->kept, st->truncated, skipped, reasons,
+	    " truncated), %" PRIu64 " skipped%s%s; %" PRIu64 " positions %s%s",
+	    st->games, st->kept, st->truncated, skipped, reasons, stray,
 	    st->positions, st->write_err ? "made, the output cut short by "
 	    "the write error" : "written", tail);
 }

@@ -749,14 +749,14 @@ pgn2pos: 2 games read, 2 kept (1 truncated), 0 skipped; 6 positions written" ]
 	[ "$(posdump -c out.pos)" = "0 out.pos" ]
 	[ "$stderr" = "pgn2pos: noise: before the first game: binary data; text skipped
 pgn2pos: noise: no PGN or EPD game in it
-pgn2pos: 1 games read, 0 kept (0 truncated), 1 skipped (1 bad text); 0 positions written" ]
+pgn2pos: 0 games read, 0 kept (0 truncated), 0 skipped; 1 stretch of text between games skipped; 0 positions written" ]
 	for j in 1 3; do
 		p2p -j $j bin.pgn noise bin.pgn
 		[ "$status" -eq 1 ]
 		[ "$(posdump -c out.pos)" = "12 out.pos" ]
 		[[ "$stderr" == *"pgn2pos: noise: no PGN or EPD game in it
 pgn2pos: bin.pgn: game 1 (ply 3): binary data; kept 4 positions
-pgn2pos: 5 games read, 4 kept (2 truncated), 1 skipped (1 bad text); 12 positions written" ]] ||
+pgn2pos: 4 games read, 4 kept (2 truncated), 0 skipped; 1 stretch of text between games skipped; 12 positions written" ]] ||
 			fail "-j $j: $stderr"
 	done
 	# a game skipped for bad text beside one kept is dirty data, not a
@@ -788,13 +788,24 @@ pgn2pos: stray.pgn: game 3 (ply 1): illegal move \"Kd3\"; kept 2 positions
 pgn2pos: stray.pgn: after game 3: binary data; text skipped
 pgn2pos: stray.pgn: game 4 (ply 1): illegal move \"Kc3\"; kept 2 positions
 pgn2pos: stray.pgn: after game 4: unterminated comment; text skipped
-pgn2pos: 9 games read, 4 kept (3 truncated), 5 skipped (5 bad text); 9 positions written" ] ||
+pgn2pos: 4 games read, 4 kept (3 truncated), 0 skipped; 5 stretches of text between games skipped; 9 positions written" ] ||
 		fail "$stderr"
 	# pgn-extract counts the same four games
 	if [ -x "$PGN_EXTRACT" ]; then
 		"$PGN_EXTRACT" -Wepd -o /dev/null stray.pgn > pe.log 2>&1 || true
 		grep -q "out of 4\." pe.log || fail "pgn-extract: $(tail -n 1 pe.log)"
 	fi
+	# --chunks counts the text too, as it always did (a rerun splits the
+	# same way): 9 units in chunks of 2
+	for j in 1 3; do
+		rm -rf ch
+		pgn2pos -q -j $j --chunks 2 -o ch stray.pgn 2>/dev/null
+		[ "$(for f in ch/*; do posdump -c "$f"; done)" = "3 ch/chunk-000000.pos
+2 ch/chunk-000001.pos
+2 ch/chunk-000002.pos
+2 ch/chunk-000003.pos
+0 ch/chunk-000004.pos" ]
+	done
 	# a line that starts with '[' is a tag section (a game), bad or not;
 	# a result marker with no move makes a game too (as pgn-extract has it)
 	printf '[Event "a"]\n\n1. e4 *\n\njunk 1-0\n\n' > tag.pgn
@@ -1208,7 +1219,7 @@ two_games() {
 			name=$f
 			[ "$f" = - ] && name=stdin
 			[ "$stderr" = "pgn2pos: $name: before the first game: binary data; text skipped
-pgn2pos: 3 games read, 2 kept (0 truncated), 1 skipped (1 bad text); 5 positions written" ] ||
+pgn2pos: 2 games read, 2 kept (0 truncated), 0 skipped; 1 stretch of text between games skipped; 5 positions written" ] ||
 				fail "$n NULs, $f: $stderr"
 			[ "$(posdump -c out.pos)" = "5 out.pos" ]
 		done
