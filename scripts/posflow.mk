@@ -40,9 +40,11 @@
 # the engine named by POSFLOW_ENGINE when set): a build with other
 # settings into the same OUT makes again the stages they touch, and only
 # those (change TARGETS, and the evaluations stay; the evaluation caches
-# are kept whatever changes).  The size and modification time of each
-# GAMES file are among the split's settings: a file changed (a download
-# completed, games added) makes every stage again.  A word of GAMES with
+# are kept whatever changes).  The engine's file, its size and time, is
+# a setting of the stages that search (ENGINE_FILE below): an engine
+# upgraded in place makes them again.  The size and modification time
+# of each GAMES file are among the split's settings: a file changed (a
+# download completed, games added) makes every stage again.  A word of GAMES with
 # a wildcard (GAMES='lichess_2025-0*.pgn.zst') stands for the files the
 # shell expands it to, and their names are among the settings too:
 # a file more or less matched makes every stage again.  The games are
@@ -290,6 +292,22 @@ GAMES_FILES := $(if $(and $(LATER_ONLY),$(GAMES_RECORDED)),$(GAMES_RECORDED),$(s
 	|| exit 1; done) && s=$$(echo $$s) && if [ $${#s} -le 4096 ]; then \
 	printf '%s\n' "$$s"; else printf 'cksum %s\n' "$$(printf '%s' "$$s" | \
 	cksum)"; fi || printf '%s\n' $(call q,$(GAMES_RECORDED))))
+# The engine's file as uci-eval finds it (ENGINE, else $$POSFLOW_ENGINE,
+# else stockfish on PATH, else /usr/games/stockfish), with its size and
+# time: among the settings of the stages that search, so that an engine
+# upgraded in place (apt upgrade) makes them again rather than leave
+# evaluations of two engines side by side.  The later-only makes (the
+# cluster jobs) take the recorded one, as they take the split's: a node
+# whose copy differs removes nothing under the others.  Left out when no
+# file is found (the searches fail then anyway).
+ENGINE_RECORDED := $(shell sed -n 's/^ENGINE_FILE=//p' \
+	$(OUT)/evaluated/.settings 2>/dev/null)
+ENGINE_FILE := $(if $(LATER_ONLY),$(ENGINE_RECORDED),$(shell \
+	e=$(call q,$(or $(strip $(ENGINE)),$(POSFLOW_ENGINE))); \
+	[ -n "$$e" ] || e=$$(command -v stockfish) || e=/usr/games/stockfish; \
+	p=$$(command -v -- "$$e") && find -L "$$p" -maxdepth 0 -type f \
+	-printf '%p@%s@%T@\n' 2>/dev/null))
+engine_file := $(if $(strip $(ENGINE_FILE)),ENGINE_FILE)
 VARS_chunks := GAMES GAMES_FILES CHUNK PGN2POS
 VARS_filtered := FILTER SAMPLE $(if $(strip $(SAMPLE)),SEED)
 # Without ENGINE the tools run $$POSFLOW_ENGINE (when set; else stockfish
@@ -297,11 +315,11 @@ VARS_filtered := FILTER SAMPLE $(if $(strip $(SAMPLE)),SEED)
 engine_env := $(if $(strip $(ENGINE)),,$(if $(strip \
 	$(POSFLOW_ENGINE)),POSFLOW_ENGINE))
 VARS_evaluated := DEPTH NODES SHALLOW MULTIPV KEEP_DEPTHS TAIL ENGINE HASH UCI \
-	$(engine_env)
+	$(engine_env) $(engine_file)
 VARS_targets := TARGETS
 VARS_complexity := COMPLEXITY
 VARS_repaired := REPAIR ENGINE $(engine_env) $(if $(filter \
-	panda,$(REPAIR)),SEED HASH UCI)
+	panda,$(REPAIR)),SEED HASH UCI $(engine_file))
 VARS_pqr := PQR SEED
 VARS_shards := SHARDS SEED
 
@@ -323,8 +341,10 @@ stages: $(OUT)/chunks/.done
 # file for up to date and then sees it removed.)  The file is only ever
 # replaced whole (mv), and not written at all when the settings are the
 # same, so makes that read this at the same time (cluster jobs on one
-# OUT) agree.  settings_check, stage, the stages up to it, what to remove
-# on a change.  Under make -n nothing is written or removed: a changed
+# OUT) agree.  Settings recorded before the engine's file was among them
+# (ENGINE_FILE) and otherwise the same are taken for this engine's: the
+# line is added, nothing removed.  settings_check, stage, the stages up
+# to it, what to remove on a change.  Under make -n nothing is written or removed: a changed
 # stage is only named (and make -n, seeing its old files, does not list
 # their making).  A check that fails (the new settings cannot be written
 # or the old files cannot be removed: a full disk, a directory not
@@ -336,6 +356,10 @@ $(shell set -- $(call q,STAGES=$(2)) \
     f=$(OUT)/$(1)/.settings; \
     if [ -f $$f ] && printf '%s\n' "$$@" | cmp -s $$f -; then \
 	:; \
+    elif [ -f $$f ] && ! grep -q '^ENGINE_FILE=' $$f && \
+	printf '%s\n' "$$@" | grep -v '^ENGINE_FILE=' | cmp -s $$f -; then \
+	[ -n "$(DRY_RUN)" ] || { printf '%s\n' "$$@" > $$f.new.$$$$ && \
+	mv $$f.new.$$$$ $$f; } || { rm -f $$f.new.$$$$; exit 1; }; \
     elif [ -n "$(DRY_RUN)" ]; then \
 	if [ -f $$f ] && [ -z "$(SUB_MAKE)" ]; then \
 		echo "posflow.mk: $(1): the settings changed; its files" \

@@ -407,6 +407,50 @@ setup_file() {
 	[ ! -e pe/shards/manifest.json ]
 }
 
+@test "an engine upgraded in place makes the searches again; a build recorded before the engine's file was a setting is kept; a cluster job removes nothing" {
+	cd "$BATS_FILE_TMPDIR"
+	printf '#!/bin/sh\nexec %s "$@"\n' "$(stockfish_path)" > sf
+	chmod +x sf
+	up() { make -s -f "$MK" BIN="$BUILD_DIR/bin" ENGINE="$PWD/sf" \
+	    GAMES="$TESTDATA/lichess_db_10k.pgn" CHUNK=3 OUT=up DEPTH=2 \
+	    TARGETS='--value tanh' "$@"; }
+	run up
+	assert_success
+	grep -q "^ENGINE_FILE=$PWD/sf@" up/evaluated/.settings
+	run up
+	assert_success
+	refute_output --partial "the settings changed"
+	# the same name, another engine (apt upgrade): searched again
+	printf '#!/bin/sh\n# 2\nexec %s "$@"\n' "$(stockfish_path)" > sf.new
+	chmod +x sf.new
+	mv sf.new sf
+	run up
+	assert_success
+	assert_output --partial "posflow.mk: evaluated: the settings changed"
+	assert_output --partial "uci-eval: "
+	# a cluster job (one) on a node whose copy differs takes the
+	# recorded engine file: nothing removed
+	touch -d '2001-01-01' sf
+	run up one C=chunk-000000.pos.zst
+	assert_success
+	refute_output --partial "the settings changed"
+	[ -e up/targets/chunk-000001.pos.zst ]
+	touch sf
+	run up
+	assert_output --partial "posflow.mk: evaluated: the settings changed"
+	# settings recorded before the engine's file was among them: the
+	# line is added, the files kept
+	for s in up/*/.settings; do
+		grep -v '^ENGINE_FILE=' "$s" > s.tmp && mv s.tmp "$s"
+	done
+	run up
+	assert_success
+	refute_output --partial "the settings changed"
+	refute_output --partial "uci-eval: "
+	grep -q "^ENGINE_FILE=$PWD/sf@" up/evaluated/.settings
+	grep -q "^ENGINE_FILE=$PWD/sf@" up/targets/.settings
+}
+
 @test "posflow.mk at a path with blanks: the second makes (all, stages, one) find it" {
 	cd "$BATS_FILE_TMPDIR"
 	rm -rf "my posflow" bl
