@@ -281,6 +281,8 @@ pf_eval_encode(const pf_eval *e, pf_extbuf *b)
 	uint8_t *p;
 	int i;
 
+	if (e->flags & PF_EVF_SF)
+		len += 2;
 	if ((p = pf_extbuf_add(b, PF_EXT_EVAL, len)) == NULL)
 		return -1;
 	p[0] = e->source;
@@ -304,15 +306,17 @@ pf_eval_encode(const pf_eval *e, pf_extbuf *b)
 	p += EVAL_FIXED + 2 * pv;
 	p[0] = (uint8_t)k;
 	memcpy(p + 1, engine, k);
+	if (e->flags & PF_EVF_SF)
+		pf_put16(p + 1 + k, (uint16_t)e->sf_score);
 	return 0;
 }
 
 /*
  * The checks every eval reader needs: the PV and the engine id fit in the
- * payload, the score is of a kind posflow(5) defines (centipawns or mate:
- * no reader may take another kind for centipawns), and W/D/L, when
- * flagged, are per-mille chances summing to 1000.  Fills the fixed fields
- * only.
+ * payload (and sf_score when flagged), the score is of a kind posflow(5)
+ * defines (centipawns or mate: no reader may take another kind for
+ * centipawns), and W/D/L, when flagged, are per-mille chances summing to
+ * 1000.  Fills the fixed fields and sf_score (0 unless flagged).
  */
 int
 pf_eval_decode_head(const pf_ext *x, pf_eval *e)
@@ -325,6 +329,13 @@ pf_eval_decode_head(const pf_ext *x, pf_eval *e)
 	off = EVAL_FIXED + 2 * (size_t)pf_get16(p + 42);
 	if (x->len < off + 1 || x->len - off - 1 < p[off])
 		return -1;
+	off += 1 + (size_t)p[off];	/* past the engine id */
+	e->sf_score = 0;
+	if (p[3] & PF_EVF_SF) {
+		if (x->len - off < 2)
+			return -1;
+		e->sf_score = (int16_t)pf_get16(p + off);
+	}
 	e->source = p[0];
 	e->limit_kind = p[1];
 	e->score_kind = p[2];

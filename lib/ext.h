@@ -32,6 +32,10 @@
  *   28 u64 nodes   36 u32 time ms    40 u16 multipv (1, K, 0 = all)
  *   42 u16 pv length n, 44 n x u16 pv moves
  *   44+2n u8 engine id length k, then k bytes (UCI "id name", UTF-8)
+ *   45+2n+k i16 the score in Stockfish's internal units, with PF_EVF_SF
+ *      only (posimport from binpack, bin and plain: the entry's own
+ *      score, of which centipawns are a rounding; posexport writes it
+ *      back while it still gives the evaluation's score)
  *
  * Strings on the way in: the encoders pass every string through
  * pf_utf8_convert (utf8.h), so what they write is valid UTF-8 whatever
@@ -139,6 +143,7 @@ enum { PF_SCORE_CP = 0, PF_SCORE_MATE = 1 };
 #define PF_EVF_WDL		0x01	/* W/D/L fields valid */
 #define PF_EVF_LOWER		0x02	/* score is a lower bound */
 #define PF_EVF_UPPER		0x04	/* score is an upper bound */
+#define PF_EVF_SF		0x08	/* sf_score follows the engine id */
 #define PF_MSF_COMPLETE		0x01	/* every legal move is listed */
 #define PF_MSF_INTERMEDIATE	0x02	/* a shallower depth (--keep-depths) */
 enum { PF_TERM_UNKNOWN = 0, PF_TERM_NORMAL, PF_TERM_TIME, PF_TERM_ABANDONED,
@@ -247,6 +252,7 @@ typedef struct pf_eval {
 	uint64_t nodes;
 	uint32_t time_ms;
 	uint16_t multipv;
+	int16_t sf_score;		/* with PF_EVF_SF: Stockfish's units */
 	uint16_t pv_len;		/* at most PF_PV_MAX kept */
 	pf_move pv[PF_PV_MAX];
 	uint8_t engine_len;
@@ -289,9 +295,9 @@ typedef struct pf_value {
 int	pf_meta_encode(const pf_meta *m, pf_extbuf *b);
 int	pf_meta_decode(const pf_ext *x, pf_meta *m);
 int	pf_eval_encode(const pf_eval *e, pf_extbuf *b);
-/* -1 when the payload is too short for its PV or engine id, the score is
-   of a kind posflow(5) does not define, or flagged W/D/L do not sum to
-   1000. */
+/* -1 when the payload is too short for its PV, engine id or flagged
+   sf_score, the score is of a kind posflow(5) does not define, or flagged
+   W/D/L do not sum to 1000. */
 int	pf_eval_decode(const pf_ext *x, pf_eval *e);
 /* pf_eval_decode without the PV and engine id (left untouched), with the
    same checks: for readers that need only the score. */

@@ -52,6 +52,16 @@ pf_sf_unscore(int16_t s, uint8_t *kind, int32_t *score)
 	return 0;
 }
 
+/* Does Stockfish score s read as score of kind (pf_sf_unscore)? */
+static int
+sf_reads_as(int16_t s, uint8_t kind, int32_t score)
+{
+	uint8_t k;
+	int32_t v;
+
+	return pf_sf_unscore(s, &k, &v) == 0 && k == kind && v == score;
+}
+
 int
 pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
     int move_from, pf_boardchain *chain, pf_sfentry *e, const char **why)
@@ -105,7 +115,11 @@ pf_sfentry_from_record(const pf_record *rec, const pf_evalsel *sel,
 		    "the move played is not legal";
 		return 0;
 	}
-	e->score = pf_sf_score(v.score_kind, v.score);
+	/* an imported entry's own score, while it still reads as the
+	   evaluation's (nothing has changed the score since) */
+	e->score = (v.flags & PF_EVF_SF) && sf_reads_as(v.sf_score,
+	    v.score_kind, v.score) ? v.sf_score :
+	    pf_sf_score(v.score_kind, v.score);
 	black = e->board.stm == PF_BLACK;
 	/* the game ply as Stockfish counts it (pos.game_ply()): the
 	   record's, or the full-move number's when it is a whole move or
@@ -195,6 +209,13 @@ pf_sfentry_to_record(const pf_sfentry *e, uint64_t game_id,
 			v.score = -1;
 		else if (!pf_in_check(&e->board))
 			v.score_kind = PF_SCORE_CP;	/* score 0 */
+	}
+	/* a score centipawns only round (Stockfish's units are finer):
+	   kept as it is, for posexport to give back */
+	if (pf_sf_score(v.score_kind, v.score) != e->score &&
+	    sf_reads_as(e->score, v.score_kind, v.score)) {
+		v.flags |= PF_EVF_SF;
+		v.sf_score = e->score;
 	}
 	if (pf_eval_encode(&v, ext) == -1)
 		return -1;

@@ -91,7 +91,10 @@ int	pf_sfentry_from_record(const struct pf_record *rec,
  * which prev_move led to it (the previous entry of a chain): the board is
  * packed from it (pf_board_pack_next), quicker than from the board alone.
  * A score of "mated now" (-32000) where the side to move has a move is
- * read as mated in 1, and in stalemate as 0.  0; 1 when e's score is no
+ * read as mated in 1, and in stalemate as 0.  A score that centipawns only
+ * round (most of Stockfish's units) is kept too, as the evaluation's
+ * sf_score (PF_EVF_SF), which pf_sfentry_from_record gives back while
+ * the evaluation's score is unchanged.  0; 1 when e's score is no
  * score (pf_sf_unscore), and the record has no evaluation; -1 on
  * allocation failure.
  */

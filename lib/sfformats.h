@@ -34,7 +34,9 @@
  * engines whose mate value exceeds 32000 is lost); anything else becomes
  * s = round(cp * 2.08), clamped to ±31753 so that it never reads as a
  * mate.  A centipawn score survives cp -> s -> cp exactly; s -> cp -> s
- * moves a non-mate score by at most 1.
+ * moves a non-mate score by at most 1 (so pf_sfentry_to_record keeps such
+ * an s in the evaluation, PF_EVF_SF, and pf_sfentry_from_record gives it
+ * back).
  *
  * Results.  pf_sfentry holds 1 / 0 / -1 for a win / draw / loss of the
  * side to move, as bin and plain do.  marlinformat and viriformat hold

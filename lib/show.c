@@ -320,6 +320,8 @@ show_eval(FILE *fp, int json, const pf_eval *e, const pf_board *b,
 		putc('-', fp);
 	fputs(json ? "],\"engine\":" : " engine=", fp);
 	pf_show_json_string(fp, e->engine, e->engine_len);
+	if (e->flags & PF_EVF_SF)
+		fprintf(fp, json ? ",\"sf_score\":%d" : " sf=%d", e->sf_score);
 	putc('}', fp);
 }
 

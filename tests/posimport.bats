@@ -125,7 +125,9 @@ no_fullmove() {
 	run posexport -F plain edge.pos -o back.plain
 	assert_output --partial "5 written (plain"
 	assert_output --partial "skipped: 5 without an evaluation"
-	[ "$(grep '^score' back.plain | tr '\n' ' ')" = "score 31999 score -31998 score 31999 score -31998 score 100 " ]
+	# (32000 as it came: it still reads as mate in 1; -32000, read as
+	# mated in 1 where there is a move, does not)
+	[ "$(grep '^score' back.plain | tr '\n' ' ')" = "score 32000 score -31998 score 31999 score -31998 score 100 " ]
 	# the same scores in bin (Stockfish's units, binary): patched in
 	posexport -F bin edge.pos -o one.bin 2>/dev/null
 	"$PY" -c '
@@ -151,6 +153,41 @@ open("edge.marlin", "wb").write(out)'
 	run posimport -F marlinformat edge.marlin -o edge-m.pos
 	assert_success
 	[ "$(scores edge-m.pos)" = "mate:1 mate:-1 mate:-1 mate:1 " ] || fail "$(scores edge-m.pos)"
+}
+
+@test "Stockfish's own scores come back exactly: every internal unit through plain, bin and binpack, a filter between; a changed score is converted" {
+	# every score from -1200 to 1200 units and some mates, on alternate
+	# sides to move (centipawns are 100/208 of a unit apart, so about
+	# half of these are not a whole centipawn)
+	"$PY" -c '
+fens = ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+moves = ("e2e4", "e7e5")
+scores = list(range(-1200, 1201)) + [31999, -31998, 31990, -31990, 31700, -31753]
+for i, s in enumerate(scores):
+    print("fen %s\nmove %s\nscore %d\nply %d\nresult 0\ne" % (fens[i % 2], moves[i % 2], s, i % 2))
+' > all.plain
+	posimport -F plain all.plain -o all.pos 2>/dev/null
+	run posexport -F plain all.pos -o back.plain
+	assert_success
+	cmp all.plain back.plain
+	posfilter 'ply >= 0' all.pos | posexport -F bin -o all.bin 2>/dev/null
+	posimport -F bin all.bin 2>/dev/null | posexport -F binpack -o all.binpack 2>/dev/null
+	posimport -F binpack all.binpack 2>/dev/null | posexport -F plain -o back2.plain 2>/dev/null
+	cmp all.plain back2.plain
+	# only the scores centipawns do not hold carry their own
+	n=$(posdump -j all.pos | jq -s '[.[].exts[0] | select(.sf_score != null)] | length')
+	[ "$n" -gt 1000 ] && [ "$n" -lt 1700 ] || fail "$n"
+	# an evaluation whose own score no longer reads as its score (a
+	# program changed the score and kept the flag): the score's
+	# conversion is written.  -45 units is -22 cp (back: -46); this one
+	# claims -45 with a score of -23 cp (-48).
+	eval_hex -23 0
+	HEX=${HEX:0:6}08${HEX:8}d3ff
+	printf '%s\n' "startpos move=e2e4 ext=2:$HEX" | "$BUILD_DIR/tests/tools/mkrec" > claim.pos
+	posdump --fields eval claim.pos | grep -q ' sf=-45}'
+	run posexport -F plain claim.pos
+	assert_line "score -48"
 }
 
 @test "compressed and archived inputs: every format through gzip, bzip2, xz, zstd, tar and zip reads as the plain file; damage inside keeps what came before" {

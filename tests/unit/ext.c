@@ -264,6 +264,21 @@ test_eval(void)
 		x = last_ext(&c);
 		CHECK(pf_eval_decode(&x, &d) == 0 &&
 		    d.score_kind == PF_SCORE_CP, "eval: centipawns taken");
+		/* Stockfish's own score after the engine id, when flagged */
+		CHECK(d.sf_score == 0 && x.len == 44 + 10 + 1 + 15,
+		    "eval: no sf_score unflagged");
+		bad.flags |= PF_EVF_SF;
+		bad.sf_score = -12345;
+		pf_extbuf_reset(&c);
+		pf_eval_encode(&bad, &c);
+		x = last_ext(&c);
+		CHECK(x.len == 44 + 10 + 1 + 15 + 2 &&
+		    pf_eval_decode(&x, &d) == 0 && d.sf_score == -12345 &&
+		    d.engine_len == 15 && pf_eval_decode_head(&x, &d) == 0 &&
+		    d.sf_score == -12345, "eval: sf_score round-trips");
+		x.len--;
+		CHECK(pf_eval_decode_head(&x, &d) == -1,
+		    "eval: a flagged sf_score cut short refused");
 		pf_extbuf_free(&c);
 	}
 	/* A pv longer than PF_PV_MAX in the data: the first kept. */
