@@ -97,6 +97,8 @@ struct shardinfo {
 struct out {
 	int split;
 	uint64_t target;	/* records per shard */
+	uint64_t big;		/* shards of target records, the others
+				   (--shards) of one less */
 	uint64_t index;		/* next shard number */
 	int fd;
 	pf_writer *w;
@@ -1319,8 +1321,8 @@ shard_put(struct run *R, struct out *O, const pf_record *rec)
 	char err[512];
 	int why;
 
-	if ((O->w != NULL || O->x != NULL) && O->in_shard >= O->target &&
-	    shard_close(R, O) == -1)
+	if ((O->w != NULL || O->x != NULL) && O->in_shard >= O->target -
+	    (O->index > O->big) && shard_close(R, O) == -1)
 		return -1;
 	if (O->w == NULL && O->x == NULL) {
 		snprintf(O->final, sizeof(O->final), "%s/%s-%05" PRIu64 "%s",
@@ -3275,12 +3277,21 @@ write_splits(struct run *R, struct out *outs)
 
 		O->split = s;
 		O->fd = -1;
+		O->big = UINT64_MAX;
 		if (o->per_shard)
 			O->target = o->per_shard;
-		else if (o->shards)
-			O->target = (R->split_in[s] + o->shards - 1) /
-			    o->shards;
-		else
+		else if (o->shards) {
+			/* n shards whose sizes differ by one at most: the
+			   records' remainder one each to the first shards
+			   (sizes of the quotient rounded up made fewer
+			   shards, 5 of 10 records for n = 9) */
+			O->target = R->split_in[s] / o->shards + 1;
+			O->big = R->split_in[s] % o->shards;
+			if (O->big == 0) {
+				O->target--;
+				O->big = UINT64_MAX;
+			}
+		} else
 			O->target = 1000000;
 		if (O->target == 0)
 			O->target = 1;

@@ -224,7 +224,29 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	assert_success
 	[ "$(jq '.shards | length' n/manifest.json)" -eq 4 ]
 	run jq -r '[.shards[].records] | map(tostring) | join(" ")' n/manifest.json
-	assert_output "705 705 705 702"
+	assert_output "705 704 704 704"
+}
+
+@test "--shards n: n shards even when n does not divide the records far beyond n" {
+	games
+	posfilter 'ply < 10 && game == 0xc2c753673ff1fbd4' g.pos -o ten.pos \
+	    2>/dev/null
+	# sizes of ceil(10 / 9) = 2 made 5 shards, of ceil(1000 / 64) = 16
+	# 63 shards
+	run shard -o n --shards 9 ten.pos
+	assert_success
+	run jq -r '[.shards[].records] | map(tostring) | join(" ")' n/manifest.json
+	assert_output "2 1 1 1 1 1 1 1 1"
+	posfilter 'ply < 16' g.pos -o some.pos 2>/dev/null
+	shard -o m --shards 64 some.pos 2>/dev/null
+	[ "$(jq '.shards | length' m/manifest.json)" -eq 64 ]
+	[ "$(jq '[.shards[].records] | max - min' m/manifest.json)" -eq 1 ]
+	[ "$(jq '[.shards[].records] | add' m/manifest.json)" -eq \
+	    "$(posdump -c some.pos | cut -d' ' -f1)" ]
+	# fewer records than shards: one shard a record
+	run shard -o o --shards 20 ten.pos
+	assert_success
+	[ "$(jq '.shards | length' o/manifest.json)" -eq 10 ]
 }
 
 @test "--dedup: each position once per split, the first in input order kept" {
