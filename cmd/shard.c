@@ -1159,10 +1159,12 @@ choose_split(struct run *R, const pf_record *rec)
 	/* records of a game come together: hash each game once */
 	if (rec->game_id != 0 && rec->game_id == R->last_game)
 		return R->last_split;
+	/* no game: by the position as --dedup compares it, its move
+	   clocks aside, so that its twins meet in one split */
 	if (rec->game_id != 0)
 		h = mix64(rec->game_id, 0x5350u, 0, o->seed);
 	else
-		h = XXH64(rec->pos, PF_PACKED_SIZE, o->seed ^
+		h = XXH64(rec->pos, POS_KEY_LEN, o->seed ^
 		    0x9E3779B97F4A7C15ull);
 	u = (double)(h >> 11) * 0x1.0p-53;
 	for (i = 0; i < o->nsplits - 1; i++) {

@@ -88,6 +88,14 @@ teardown() {
 	for i in $(seq 30); do echo "startpos ply=$i"; done | "$MKREC" > z.pos
 	shard -o Z --split train=0.5,val=0.5 z.pos 2>/dev/null
 	[ "$(jq '.shards | length' Z/manifest.json)" -eq 1 ]
+	# a position as --dedup compares it: its move clocks aside (they
+	# split it, so --dedup kept it in both splits)
+	for i in $(seq 30); do
+		echo "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - $i $i"
+	done | "$MKREC" > c.pos
+	shard -o Y --split train=0.5,val=0.5 --dedup c.pos 2>/dev/null
+	[ "$(jq '.shards | length' Y/manifest.json)" -eq 1 ]
+	[ "$(jq '.counts.train.out + .counts.val.out' Y/manifest.json)" -eq 1 ]
 }
 
 @test "same seed: identical shards; another seed: another order, same records" {
