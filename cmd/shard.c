@@ -2858,8 +2858,9 @@ manifest_each(const char *dir, int (*fn)(const struct mshard *, int, void *),
 	fclose(fp);
 	json_compact(text);
 	/* the shards of another format (--format) are checked by size and
-	   checksum only */
-	posflow = strncmp(text, "{\"format\":\"posflow\"", 19) == 0;
+	   checksum only; the key is looked for anywhere, as a JSON tool may
+	   have sorted the keys (jq -S), and a quote in a string is escaped */
+	posflow = strstr(text, "\"format\":\"posflow\"") != NULL;
 	if (splits != NULL && (c = manifest_splits(text, splits)) != 0) {
 		if (c == -2) {
 			pf_warnx("out of memory");

@@ -534,6 +534,17 @@ policy() {	# move:quanta-hex ...
 	assert_failure 1
 	assert_output --partial "train-00007.pos.zst"
 	rm s/train-00007.pos.zst
+	# keys sorted (jq -S): the shards are still read and counted, so a
+	# count the shard does not hold is named
+	jq -S '.shards[0].records += 1' s/manifest.json > m
+	cp m s/manifest.json
+	run shard --verify s
+	assert_failure 1
+	assert_output --partial "s/train-00000.pos.zst: "
+	jq -S '.shards[0].records -= 1' s/manifest.json > m
+	cp m s/manifest.json
+	run shard --verify s
+	assert_success
 	# -f removes the set it lists
 	run shard -o s -f --shards 3 g.pos
 	assert_success
