@@ -12,6 +12,7 @@
  *   --wdl-skip     kept with probability P(result | eval) under
  *                  nnue-pytorch's win-rate model (its wld_filtered)
  *   --keep P       kept with probability P
+ *   --keep-games P kept with its game, each game with probability P
  * --invert keeps exactly the records the rules drop, so that a run with
  * and without it splits the input in two (say, training and validation).
  */
@@ -30,9 +31,11 @@
 #include "field.h"
 #include "filter.h"
 
-enum { R_EXPR, R_EARLY, R_CURVE, R_WDL, R_KEEP, NRULES };
+#include <xxhash.h>
+
+enum { R_EXPR, R_EARLY, R_CURVE, R_WDL, R_KEEP, R_GAMES, NRULES };
 static const char *const rule_names[NRULES] = { "expression",
-    "early-skip", "piece-curve", "wdl-skip", "keep" };
+    "early-skip", "piece-curve", "wdl-skip", "keep", "keep-games" };
 
 #define MAX_PIECES	32
 #define MAX_OCCUPIED	64	/* a damaged occupancy's popcount */
@@ -44,6 +47,7 @@ struct opts {
 	int wdl;
 	pf_evalsel eval;
 	double keep;		/* <0: off */
+	double keep_games;	/* <0: off */
 	uint64_t seed;
 	int invert, count;
 	pf_filter_opts out;
@@ -62,8 +66,8 @@ struct run {
 static const char synopsis[] =
     "usage: posfilter [-fhVz] [--count] [--early-skip n] [--eval sel] "
     "[--invert] [--keep p]\n"
-    "                 [--piece-curve file] [--seed n] [--wdl-skip] "
-    "[-o file]\n"
+    "                 [--keep-games p] [--piece-curve file] [--seed n] "
+    "[--wdl-skip] [-o file]\n"
     "                 [-e expression | expression] [file ...]\n";
 
 static void
@@ -75,14 +79,15 @@ usage(void)
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_COUNT = 256, O_EARLY, O_EVAL, O_INVERT, O_KEEP, O_CURVE,
-	    O_SEED, O_WDL };
+	enum { O_COUNT = 256, O_EARLY, O_EVAL, O_INVERT, O_KEEP, O_GAMES,
+	    O_CURVE, O_SEED, O_WDL };
 	static const struct option longopts[] = {
 		{ "count", no_argument, NULL, O_COUNT },
 		{ "early-skip", required_argument, NULL, O_EARLY },
 		{ "eval", required_argument, NULL, O_EVAL },
 		{ "invert", no_argument, NULL, O_INVERT },
 		{ "keep", required_argument, NULL, O_KEEP },
+		{ "keep-games", required_argument, NULL, O_GAMES },
 		{ "piece-curve", required_argument, NULL, O_CURVE },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "wdl-skip", no_argument, NULL, O_WDL },
@@ -96,7 +101,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->early = -1;
-	o->keep = -1;
+	o->keep = o->keep_games = -1;
 	o->eval.kind = PF_EVALSEL_DEEPEST;
 	while ((ch = pf_filter_getopt(argc, argv, "e:" PF_FILTER_SHORTOPTS,
 	    longopts, NULL, &o->out, synopsis)) != -1) {
@@ -128,6 +133,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case O_KEEP:
 			o->keep = pf_strtod(optarg, 0, 1, &errstr);
 			what = "--keep";
+			break;
+		case O_GAMES:
+			o->keep_games = pf_strtod(optarg, 0, 1, &errstr);
+			what = "--keep-games";
 			break;
 		case O_CURVE:
 			o->curve = optarg;
@@ -246,6 +255,19 @@ draw(const struct run *R, const pf_record *rec, int k, double p)
 	    (uint32_t)k) < p;
 }
 
+/* --keep-games: drawn from the seed and the game id alone (a record of
+   no game by its position less its clocks, as shard places it), so a
+   game is kept or dropped whole. */
+static int
+draw_game(const struct run *R, const pf_record *rec, double p)
+{
+	uint64_t g = rec->game_id;
+
+	if (g == 0)
+		g = XXH3_64bits(rec->pos, PF_POS_KEY_SIZE);
+	return pf_rec_uniform(R->o->seed, g, 0, R_GAMES) < p;
+}
+
 /* The WDL rule: 1 keep, 0 skip; records it cannot judge are kept. */
 static int
 wdl_keep(struct run *R, pf_filter *f, const pf_record *rec, uint64_t recno)
@@ -297,6 +319,8 @@ record(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 		keep = pass(R, R_WDL, wdl_keep(R, f, rec, recno));
 	if (keep && o->keep >= 0)
 		keep = pass(R, R_KEEP, draw(R, rec, R_KEEP, o->keep));
+	if (keep && o->keep_games >= 0)
+		keep = pass(R, R_GAMES, draw_game(R, rec, o->keep_games));
 	if (keep == o->invert)
 		return;
 	R->kept++;

@@ -44,7 +44,7 @@
 #include "hll.h"
 #include "utf8.h"
 
-#define POS_KEY_LEN	25	/* the packed position less its clocks */
+#define POS_KEY_LEN	PF_POS_KEY_SIZE
 #define MAX_GROUPS	32
 #define OTHER_GROUP	"(other)"
 #define ELO_BINS	656	/* 65535 / 100 + 1 */

@@ -60,7 +60,7 @@
 #define MAX_SPLITS	16
 #define MAX_BUCKETS	256	/* per level, all splits: open files */
 #define MAX_LEVEL	6	/* re-scatter depth */
-#define POS_KEY_LEN	25	/* the packed position less its clocks */
+#define POS_KEY_LEN	PF_POS_KEY_SIZE
 #define NO_LINK		UINT32_MAX
 #define SHARD_ZSTD	1	/* zstd level of the shards */
 #define READ_CHUNK	(1u << 20)

@@ -223,6 +223,9 @@ int	pf_move_from_uci(const pf_board *b, const char *s, size_t len,
  * fullmove (u16 LE).
  */
 #define PF_PACKED_SIZE 28
+/* Its first bytes, through stm_ep: the position less its move clocks, as
+   posflow's tools compare positions (shard --dedup, posstat). */
+#define PF_POS_KEY_SIZE 25
 void	pf_board_pack(const pf_board *b, uint8_t out[PF_PACKED_SIZE]);
 /*
  * The same bytes as pf_board_pack(after, out), where after is the board

@@ -304,6 +304,50 @@ check_table() {
 	cmp both all
 }
 
+@test "--keep-games: whole games, their share within binomial bounds, reproducible; --invert splits the games; no game's records by position" {
+	# 2000 games of 3 records each (plies 0 to 2)
+	for i in $(seq 2000); do for p in 0 1 2; do echo "startpos game=$i ply=$p"; done; done | "$MKREC" > g.pos
+	run posfilter --keep-games 0.25 --seed 3 '' g.pos -o k.pos
+	assert_success
+	posdump --fields game k.pos | sort | uniq -c | awk '{print $1}' | sort -u > sizes
+	[ "$(cat sizes)" = 3 ] || fail "a game split: $(cat sizes)"
+	n=$(posdump --fields game k.pos | sort -u | wc -l)
+	# 500 games expected, sd 19.4: within 4 sd
+	[ "$n" -gt 422 ] && [ "$n" -lt 578 ] || fail "kept $n of 2000 games"
+	assert_output "posfilter: 6000 records, $((3 * n)) kept; keep-games $((3 * n))/6000"
+	cmp k.pos <(posfilter --keep-games 0.25 --seed 3 '' g.pos 2>/dev/null)
+	! cmp -s k.pos <(posfilter --keep-games 0.25 --seed 4 '' g.pos 2>/dev/null)
+	# --invert: the other games, whole; together every record once
+	posfilter --keep-games 0.25 --seed 3 --invert '' g.pos -o inv.pos 2>/dev/null
+	[ -z "$(comm -12 <(posdump --fields game k.pos | sort -u) <(posdump --fields game inv.pos | sort -u))" ]
+	cmp <(cat <(posdump --fields game,ply k.pos) <(posdump --fields game,ply inv.pos) | sort) \
+	    <(posdump --fields game,ply g.pos | sort)
+	# --keep draws each record apart: most games fall on both sides
+	posfilter --keep 0.25 --seed 3 '' g.pos -o kr.pos 2>/dev/null
+	posdump --fields game kr.pos | sort | uniq -c | awk '{print $1}' | sort -u > sizes
+	grep -qx 1 sizes
+	# records of no game (id 0), drawn by position less the clocks: one
+	# position at other move numbers falls on one side
+	# 8 positions (the kings on rank 1 to 8), each at 2 move numbers
+	r=8/8/8/8/8/8/8/8
+	for i in 0 1 2 3 4 5 6 7; do
+		b=${r:0:$((2 * i))}K6k${r:$((2 * i + 1))}
+		echo "$b w - - 0 1"
+		echo "$b w - - 9 77"
+	done | "$MKREC" > z.pos
+	some=0
+	for s in 1 2 3 4 5 6 7 8; do
+		posfilter --keep-games 0.5 --seed $s '' z.pos 2>/dev/null |
+		    posdump --fields fen | cut -d' ' -f1 | sort | uniq -c > kept
+		[ -z "$(awk '$1 != 2' kept)" ] || fail "seed $s: a position split: $(cat kept)"
+		c=$(wc -l < kept)
+		[ "$c" -gt 0 ] && [ "$c" -lt 8 ] && some=1
+	done
+	[ "$some" = 1 ] || fail "the positions were not drawn apart"
+	run posfilter --keep-games 1.5 '' g.pos
+	assert_failure 2
+}
+
 @test "--wdl-skip keeps P(result | eval) of the records under nnue-pytorch's model, within binomial bounds" {
 	# 3 x 3000 records: eval +100 cp at ply 40, white to move, each result
 	for r in 1-0 1/2-1/2 0-1; do
