@@ -2,7 +2,7 @@
  * posstat - the report on a dataset: counts (records, games, unique
  * positions), results, Elo and time controls, positions by ply and by
  * piece count, evaluations, complexity and repair rates, the repeat rate
- * by ply (seed 003, Fig. 4) and the rank of the played move in the
+ * by ply (seed 003, Fig. 4, by position) and the rank of the played move in the
  * engine's per-move table (seed 004, section 6.5.2).  Text, JSON or a
  * self-contained HTML page with SVG plots; --by splits every figure.
  *
@@ -13,14 +13,16 @@
  * --memory, probed only when the game id changes from the record before;
  * once it is full, a change of game id starts a game.  Unique positions
  * and repeats come from a key log (hll.h) per group sharing the rest of
- * --memory: each record appends its position's key with its ply in the
- * low 16 bits, the log is sorted and made unique when full and at the
- * end, and then the distinct positions are the distinct keys less their
- * ply, and the repeats at ply p the records at p less the distinct keys
- * at p (the first of equal keys is the one not repeated).  When the log
- * is frozen (memory full), unique positions come from a HyperLogLog
- * sketch kept from the start, and a later record counts as a repeat when
- * its key is among the logged ones: a lower bound.
+ * --memory: each record appends its position's key with its ply in bits
+ * 1 to 16 (bit 0 is the log's mark of a key taken more than once), the
+ * log is sorted and made unique when full and at the end, and then the
+ * distinct positions are the distinct keys less their ply, and the
+ * repeats at ply p the records at p less the keys at p taken once (every
+ * record whose position another record at p shares is a repeat, the
+ * first too, as seed 003 counts its repeated games).  When the log is
+ * frozen (memory full), unique positions come from a HyperLogLog sketch
+ * kept from the start, and a later record counts as a repeat when its
+ * key is among the logged ones (which marks that one): a lower bound.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -425,13 +427,13 @@ log_finish(struct stats *s)
 
 	n = pf_keylog_finish(s->log, &k);
 	for (i = 0; i < n; i++) {
-		uint16_t ply = (uint16_t)(k[i] & 0xffff);
+		uint16_t ply = (uint16_t)(k[i] >> 1 & 0xffff);
 
-		if (i == 0 || k[i] >> 16 != prev)
+		if (i == 0 || k[i] >> 17 != prev)
 			s->unique++;
-		prev = k[i] >> 16;
-		if (ply < s->ply_cap)
-			s->ply_rep[ply]++;	/* distinct keys at ply */
+		prev = k[i] >> 17;
+		if (ply < s->ply_cap && !(k[i] & 1))
+			s->ply_rep[ply]++;	/* keys at ply taken once */
 	}
 	for (i = 0; i < s->ply_cap; i++) {
 		uint64_t logged = s->ply_n0 ? s->ply_n0[i] : s->ply_n[i];
@@ -558,7 +560,7 @@ account(struct run *R, struct stats *s, struct recinfo *ri)
 
 	{
 		uint64_t k = group_key(ri->pos_key, s->gid);
-		uint64_t lk = (k & ~0xffffULL) | rec->ply;
+		uint64_t lk = (k & ~0x1ffffULL) | (uint64_t)rec->ply << 1;
 
 		pf_hll_add(s->hll, k);
 		if (s->ply_found == NULL && pf_keylog_add(s->log, lk) == 1 &&
@@ -1055,8 +1057,8 @@ text_stats(FILE *o, const struct stats *s, const struct opts *op)
 		free(v);
 	}
 
-	fprintf(o, "\nPositions by ply (10 plies a row; repeats: the "
-	    "position occurred at that ply earlier)\n");
+	fprintf(o, "\nPositions by ply (10 plies a row; repeats: another "
+	    "record has the position at that ply)\n");
 	fprintf(o, "  %-18s %14s %8s %14s %12s\n", "plies", "positions", "%",
 	    "repeats", "repeat rate");
 	for (long p = 0; p <= s->max_ply; p += 10) {
@@ -1815,9 +1817,9 @@ html_figures(FILE *o, const struct run *R, const struct series *S)
 		goto fail;
 	SERIES_NAMES();
 	c.note = R->all.repeat_exact ? "The share of positions at ply p that "
-	    "occurred at ply p earlier in the input." : "The share of "
-	    "positions at ply p that occurred at ply p earlier in the input; "
-	    "a lower bound (the memory was full).";
+	    "another record has at ply p." : "The share of positions at ply "
+	    "p that another record has at ply p; a lower bound (the memory "
+	    "was full).";
 	for (long p = 0; p <= maxp; p++) {
 		chart_cat(&c, (int)p, "%ld", p);
 		for (int k = 0; k < S->n; k++)

@@ -410,7 +410,8 @@ pf_keylog_free(pf_keylog *l)
 	free(l);
 }
 
-/* Sort and drop duplicates. */
+/* Sort and drop duplicates, marking (bit 0) a key that was there more
+   than once; a key and its marked copy sort side by side. */
 static void
 compact(pf_keylog *l)
 {
@@ -420,8 +421,10 @@ compact(pf_keylog *l)
 		return;
 	pf_sort_u64(l->key, l->n);
 	for (i = j = 0; i < l->n; i++)
-		if (j == 0 || l->key[i] != l->key[j - 1])
+		if (j == 0 || l->key[i] >> 1 != l->key[j - 1] >> 1)
 			l->key[j++] = l->key[i];
+		else
+			l->key[j - 1] |= 1;
 	l->n = l->sorted = j;
 }
 
@@ -464,8 +467,16 @@ pf_keylog_add(pf_keylog *l, uint64_t key)
 {
 	uint64_t *r = &l->recent[(key >> 24) & (RECENT - 1)];
 
-	if (*r == key && key != UINT64_MAX)
-		return 0;	/* logged before */
+	key &= ~(uint64_t)1;
+	if ((*r & ~(uint64_t)1) == key && *r != UINT64_MAX) {
+		if (*r & 1)
+			return 0;	/* logged before, and marked */
+		/* logged before: its marked copy, once */
+		if (l->frozen || (l->n == l->cap && make_room(l) == 1))
+			return pf_keylog_has(l, key) ? 0 : 1;
+		*r = l->key[l->n++] = key | 1;
+		return 0;
+	}
 	if (l->frozen)
 		return 1;
 	*r = key;
@@ -486,6 +497,7 @@ pf_keylog_has(pf_keylog *l, uint64_t key)
 {
 	size_t lo = 0, hi;
 
+	key &= ~(uint64_t)1;
 	compact(l);
 	hi = l->n;
 	while (lo < hi) {
@@ -496,7 +508,11 @@ pf_keylog_has(pf_keylog *l, uint64_t key)
 		else
 			hi = mid;
 	}
-	return lo < l->n && l->key[lo] == key;
+	if (lo < l->n && l->key[lo] >> 1 == key >> 1) {
+		l->key[lo] |= 1;	/* seen again */
+		return 1;
+	}
+	return 0;
 }
 
 size_t

@@ -50,6 +50,10 @@ size_t		 pf_keyset_count(const pf_keyset *s);
  * the budget spent and a compaction leaves it more than half full, it is
  * frozen: it takes no more keys, and pf_keylog_has answers whether a key
  * was among those it holds.
+ * Bit 0 of a key is the log's own: a key is taken without it, and comes
+ * out of pf_keylog_finish with it set when it was taken more than once
+ * (or found again by pf_keylog_has), so that keys seen once can be told
+ * from the others.
  */
 typedef struct pf_keylog pf_keylog;
 
@@ -61,10 +65,12 @@ void		 pf_keylog_free(pf_keylog *l);
    log is frozen (key not taken). */
 int		 pf_keylog_add(pf_keylog *l, uint64_t key);
 int		 pf_keylog_frozen(const pf_keylog *l);
-/* Is key among the log's keys?  For a frozen log (a binary search). */
+/* Is key among the log's keys?  For a frozen log (a binary search); a
+   key found is marked as seen more than once. */
 int		 pf_keylog_has(pf_keylog *l, uint64_t key);
 /* Sort and make unique: the distinct keys taken, ascending, into *keys
-   (valid until the next call on l) and their number returned. */
+   (valid until the next call on l), bit 0 set on those taken more than
+   once, and their number returned. */
 size_t		 pf_keylog_finish(pf_keylog *l, const uint64_t **keys);
 
 /* Sort keys[0..n) ascending, in place: spread by the top byte into 256

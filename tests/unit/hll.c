@@ -117,19 +117,41 @@ main(void)
 		pf_keylog *l = pf_keylog_new(&budget);
 		const uint64_t *k;
 
-		fill(a, big, 50000, 0);
+		/* 300000 draws from 200000 keys (bit 0 is the log's): some
+		   once, some more often; and some keys taken twice in a row
+		   (the recent slots) */
+		fill(a, big, 200000, 0);
+		for (size_t i = 0; i < big; i++)
+			a[i] &= ~(uint64_t)1;
+		for (size_t i = 0; i + 1 < big; i += 1000)
+			a[i + 1] = a[i];
 		ok = 1;
 		for (size_t i = 0; i < big; i++)
 			ok &= pf_keylog_add(l, a[i]) == 0;
 		n = pf_keylog_finish(l, &k);
 		memcpy(b, a, big * sizeof(*a));
 		d = distinct(b, big);
-		for (size_t i = 0, j = 0; i < big; i++)	/* b made unique */
-			if (i == 0 || b[i] != b[i - 1])
+		size_t once = 0, marked = 0, good = 1;
+		for (size_t i = 0, j = 0; i < big; i++) {	/* b unique */
+			int single = (i == 0 || b[i] != b[i - 1]) &&
+			    (i + 1 == big || b[i + 1] != b[i]);
+
+			once += single;
+			if (i == 0 || b[i] != b[i - 1]) {
+				good &= j < n && (k[j] & 1) == !single;
 				b[j++] = b[i];
-		CHECK(ok && !pf_keylog_frozen(l) && n == d &&
-		    memcmp(k, b, n * sizeof(*k)) == 0, "key log: the %zu "
-		    "distinct of %zu keys, as found naively (%zu)", n, big, d);
+			}
+		}
+		for (size_t i = 0; i < n; i++)
+			marked += k[i] & 1;
+		CHECK(ok && !pf_keylog_frozen(l) && n == d,
+		    "key log: the %zu distinct of %zu keys, as found naively "
+		    "(%zu)", n, big, d);
+		for (size_t i = 0; i < n; i++)
+			ok &= (k[i] & ~(uint64_t)1) == b[i];
+		CHECK(ok && good && once > 1000 && n - marked == once,
+		    "key log: the keys, marked exactly when taken more than "
+		    "once (%zu of %zu once)", once, n);
 		for (size_t i = 1; i < n; i++)
 			ok &= k[i - 1] < k[i];
 		CHECK(ok, "key log: the keys come out ascending and unique");
@@ -148,12 +170,20 @@ main(void)
 
 		fill(a, big, 1000, 0);
 		for (size_t i = 0; i < big; i++)
+			a[i] &= ~(uint64_t)1;
+		a[big - 1] = 2;		/* one key once, at the end */
+		for (size_t i = 0; i < big; i++)
 			pf_keylog_add(l, a[i]);
 		n = pf_keylog_finish(l, &k);
 		memcpy(b, a, big * sizeof(*a));
 		CHECK(!pf_keylog_frozen(l) && n == distinct(b, big),
 		    "key log: compacted in a small budget, still exact (%zu)",
 		    n);
+		ok = k[0] == 2;
+		for (size_t i = 1; i < n; i++)
+			ok &= (k[i] & 1) == 1;
+		CHECK(ok, "key log: compacted, the key taken once unmarked, "
+		    "the others marked");
 		pf_keylog_free(l);
 
 		budget = 4096 * 16;
@@ -173,7 +203,7 @@ main(void)
 			int in = bsearch(&a[i], b, taken, sizeof(*b),
 			    cmp_u64) != NULL;
 
-			ok &= pf_keylog_has(l, a[i]) == in;
+			ok &= pf_keylog_has(l, a[i] & ~(uint64_t)1) == in;
 		}
 		CHECK(ok, "key log: frozen, a key is found exactly when it was "
 		    "logged");
