@@ -176,6 +176,7 @@ struct merger {
 struct run {
 	const struct opts *o;
 	int status;
+	uint64_t merge_bad;	/* twins' malformed extensions, not merged */
 	/* progress */
 	int progress, tty;
 	double phase_start, last;
@@ -1492,7 +1493,7 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 	pf_value va;
 	pf_merge mg;
 	const uint8_t *d;
-	int black, i, first = M->n == 0;
+	int black, i, have_mg, first = M->n == 0;
 	const uint8_t *last_policy = NULL;
 	double w = 1;
 
@@ -1514,8 +1515,14 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 	if (first)
 		M->kept = rec;
 	black = (rec.pos[24] & 0x80) != 0;
-	if (pf_ext_find(&rec, PF_EXT_MERGE, 0, &x) &&
-	    pf_merge_decode(&x, &mg) == 0 && mg.count > 0) {
+	have_mg = 0;
+	if (pf_ext_find(&rec, PF_EXT_MERGE, 0, &x)) {
+		if (pf_merge_decode(&x, &mg) == 0)
+			have_mg = mg.count > 0;
+		else
+			R->merge_bad++;
+	}
+	if (have_mg) {
 		w = mg.count;
 		M->count += mg.count;
 		M->wins += mg.wins;
@@ -1539,9 +1546,14 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 		if (x.type == PF_EXT_POLICY)
 			last_policy = x.data;
 	pf_ext_iter_init(&it, &rec);
-	while (pf_ext_next(&it, &x) == 1) {
+	while ((i = pf_ext_next(&it, &x)) == 1) {
 		if (x.type == PF_EXT_EVAL &&
-		    pf_eval_decode_head(&x, &ev) == 0) {
+		    pf_eval_decode_head(&x, &ev) == -1)
+			R->merge_bad++;
+		else if (x.type == PF_EXT_VALUE &&
+		    pf_value_decode(&x, &va) == -1)
+			R->merge_bad++;
+		else if (x.type == PF_EXT_EVAL) {
 			struct eslot *e;
 
 			for (i = 0; i < M->ne && M->es[i].kind !=
@@ -1573,8 +1585,7 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 				e->klimit = ev.limit;
 				e->kdepth = ev.depth;
 			}
-		} else if (x.type == PF_EXT_VALUE &&
-		    pf_value_decode(&x, &va) == 0 && isfinite(va.target)) {
+		} else if (x.type == PF_EXT_VALUE && isfinite(va.target)) {
 			struct vslot *v;
 
 			for (i = 0; i < M->nv && !vslot_match(&M->vs[i],
@@ -1603,8 +1614,11 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 			v->weight += w;
 		} else if (x.type == PF_EXT_POLICY && x.data == last_policy) {
 			if (M->pol_member == -1) {
-				if (pf_policy_decode(&x, &M->pref) == -1 ||
-				    M->pref.n == 0)
+				if (pf_policy_decode(&x, &M->pref) == -1) {
+					R->merge_bad++;
+					continue;
+				}
+				if (M->pref.n == 0)
 					continue;
 				d = x.data;
 				if (copy && !first && (d = keep_ext(&M->pbuf,
@@ -1617,14 +1631,18 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 					M->acc[i] = w * M->pref.prob[i];
 				M->pweight = w;
 			} else if (M->policy) {
-				if (pf_policy_decode(&x, &R->ptmp) == -1 ||
-				    policy_add(R, M, &R->ptmp, w) == -1)
+				if (pf_policy_decode(&x, &R->ptmp) == -1) {
+					R->merge_bad++;
+					M->policy = 0;
+				} else if (policy_add(R, M, &R->ptmp, w) == -1)
 					M->policy = 0;
 				else
 					M->pweight += w;
 			}
 		}
 	}
+	if (i < 0)
+		R->merge_bad++;		/* a malformed extension area */
 	M->n++;
 	return 0;
 oom:
@@ -3367,6 +3385,10 @@ summary(const struct run *R, const struct out *outs)
 	if (o->format != NULL)
 		snprintf(extra + ne, sizeof(extra) - ne, "; %" PRIu64 " that "
 		    "%s cannot hold skipped", skipped, o->format);
+	if (R->merge_bad > 0)
+		pf_warnx("%" PRIu64 " malformed extensions of duplicates (an "
+		    "evaluation, value, policy or merge extension, or an "
+		    "extension area) left out of the merges", R->merge_bad);
 	if (o->dedup == DEDUP_MERGE)
 		pf_warnx("%" PRIu64 " records in, %" PRIu64 " out (%s); %"
 		    PRIu64 " duplicates merged into %" PRIu64 " records%s; "
@@ -3419,7 +3441,7 @@ main(int argc, char **argv)
 	    write_manifest(R, outs, argc, argv, oargc, oargv) == -1)
 		goto out;
 	partial = 0;
-	status = R->status;
+	status = R->merge_bad > 0 ? PF_EXIT_DATA : R->status;
 	summary(R, outs);
 out:
 	if (R != NULL) {

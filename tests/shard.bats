@@ -364,6 +364,28 @@ policy() {	# move:quanta-hex ...
 	assert_output "$(printf '%s\n' '["import",[32768,32767]]' '["zeman",[49151,16384]]')"
 }
 
+@test "--dedup merge: a twin's malformed evaluation, value target or policy is left out, counted and reported, exit 1; the merge of the rest stands" {
+	# three twins of the start position: a good evaluation; a 2-byte
+	# value target and an eval of score kind 2; a policy of 2 bytes
+	eval_hex 900 2
+	"$MKREC" > b.pos <<-EOF
+	startpos game=1 ply=0 result=1-0 eval=cp:30@depth:5
+	startpos game=2 ply=0 result=1-0 ext=6:0100 ext=2:$HEX
+	startpos game=3 ply=0 result=0-1 ext=5:0100
+	EOF
+	run --separate-stderr shard -o b --dedup merge b.pos
+	assert_failure 1
+	[[ "$stderr" == *"shard: 3 malformed extensions of duplicates (an evaluation, value, policy or merge extension, or an extension area) left out of the merges"* ]] || fail "$stderr"
+	[[ "$stderr" == *"3 records in, 1 out"* ]] || fail "$stderr"
+	[ -f b/manifest.json ]
+	run bash -c "posdump -j b/train-00000.pos.zst | jq -c '[.exts[] | select(.type == \"eval\") | .cp], [.exts[] | select(.type == \"merge\") | .count]'"
+	assert_output "$(printf '%s\n' '[30]' '[3]')"
+	# no twin: written unchanged, nothing merged, nothing reported
+	"$MKREC" <<< "startpos game=1 ext=6:0100" > one.pos
+	run shard -f -o b --dedup merge one.pos
+	assert_success
+}
+
 @test "--dedup merge: wins, draws and losses from the side to move's view, and a merged record merged again" {
 	e4='rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1'
 	# black to move: 0-1 is a win, 1-0 a loss
