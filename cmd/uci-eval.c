@@ -1632,7 +1632,8 @@ loop(struct run *R)
  * existing cache files still hit.  Results of a nodes or movetime limit
  * are keyed apart from those cached before uci-eval left out the lines
  * printed after the limit (pf_uci_search_limit), which made tables and
- * evaluations one depth too deep: those are not served.
+ * evaluations one depth too deep: those are not served.  -m 1 is keyed
+ * apart from no -m: the same MultiPV, but with a table.
  */
 static uint64_t
 setup_hash(const struct opts *o)
@@ -1653,6 +1654,10 @@ setup_hash(const struct opts *o)
 		    strlen(o->pool.options[i]) + 1);
 	if (o->limit_kind != PF_LIMIT_DEPTH || o->tail_kind == PF_LIMIT_NODES)
 		XXH64_update(&st, "\0no lines after the limit", 25);
+	/* -m 1 and no -m have the same multipv code in the key, but only
+	   -m 1 writes a per-move table: key it apart (no -m keeps its key) */
+	if (o->multipv == 1 && o->tail_kind == PF_LIMIT_NONE)
+		XXH64_update(&st, "\0a table of one move", 20);
 	if (o->tail_kind != PF_LIMIT_NONE) {
 		memcpy(tail, "\0tail\0\0", 8);
 		tail[6] = (uint8_t)o->tail_kind;

@@ -1239,6 +1239,22 @@ flip_byte() {
 	assert_output --partial "2 searched, 0 cache hits"
 }
 
+@test "--cache: -m 1 is not served the results of a run without -m (they have no table), nor the reverse" {
+	fens "$START" "$KIWIPETE" > a.pos
+	run uci-eval -d 2 -j 1 -e "$FAKE" --cache c.db a.pos -o plain.pos
+	assert_success
+	run uci-eval -d 2 -m 1 -j 1 -e "$FAKE" --cache c.db a.pos -o one.pos
+	assert_success
+	assert_output --partial "2 searched, 0 cache hits"
+	[ "$(posdump one.pos | grep -c 'movescores{')" -eq 2 ]
+	run uci-eval -d 2 -m 1 -j 1 -e "$FAKE" --cache c.db a.pos -o one2.pos
+	assert_output --partial "0 searched, 2 cache hits"
+	cmp one.pos one2.pos
+	run uci-eval -d 2 -j 1 -e "$FAKE" --cache c.db a.pos -o plain2.pos
+	assert_output --partial "0 searched, 2 cache hits"
+	cmp plain.pos plain2.pos
+}
+
 @test "--cache: a damaged entry in the middle loses only that entry" {
 	games 1 10 > in.pos
 	run uci-eval -d 1 -j 1 -e "$FAKE" --cache c.db in.pos -o first.pos
