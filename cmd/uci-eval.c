@@ -554,6 +554,19 @@ tail_done(const struct run *R, const pf_record *rec, const pf_eval *e)
 	return done;
 }
 
+/*
+ * -m 1 writes the multipv of a run without -m (1), but a table too: an
+ * engine evaluation without its table is not one of -m 1.
+ */
+static int
+table_done(const struct run *R, const pf_record *rec, const pf_eval *e)
+{
+	pf_ext x;
+
+	return R->o->multipv != 1 || e->source != PF_SRC_ENGINE ||
+	    pf_evalsel_table_of(rec, e, &x) == 1;
+}
+
 static int
 already_done(const struct run *R, const pf_record *rec)
 {
@@ -566,7 +579,8 @@ already_done(const struct run *R, const pf_record *rec)
 		if ((e.source == PF_SRC_ENGINE || e.source == PF_SRC_TERMINAL) &&
 		    e.limit_kind == R->o->limit_kind &&
 		    e.limit == R->o->limit && e.multipv == multipv_code(R->o) &&
-		    (R->o->tail_kind == PF_LIMIT_NONE || tail_done(R, rec, &e)))
+		    (R->o->tail_kind == PF_LIMIT_NONE ||
+		    tail_done(R, rec, &e)) && table_done(R, rec, &e))
 			return 1;
 	}
 	return 0;

@@ -523,6 +523,21 @@ final_tables() {
 	[ "$(posdump --fields eval thrice.pos | grep -o 'eval{' | wc -l)" -eq 20 ]
 }
 
+@test "--skip-done -m 1: an evaluation made without -m (the same multipv, no table) is searched again" {
+	games 1 4 > in.pos
+	uci-eval -d 2 -j 1 -e "$FAKE" in.pos > plain.pos 2>/dev/null
+	run uci-eval -d 2 -m 1 -j 1 -e "$FAKE" --skip-done plain.pos -o one.pos
+	assert_success
+	assert_output --partial "4 searched"
+	[ "$(posdump one.pos | grep -c 'movescores{')" -eq 4 ]
+	# its own output is done; and -m 1's is done without -m
+	run uci-eval -d 2 -m 1 -j 1 -e "$FAKE" --skip-done one.pos -o two.pos
+	assert_output --partial "0 searched"
+	assert_output --partial "4 skipped"
+	run uci-eval -d 2 -j 1 -e "$FAKE" --skip-done one.pos -o three.pos
+	assert_output --partial "4 skipped"
+}
+
 @test "duplicates are searched once; --cache persists across runs and survives a torn tail" {
 	fens "$START" "$KIWIPETE" > a.pos
 	cat a.pos a.pos a.pos > in.pos
