@@ -1233,21 +1233,12 @@ run_next(const struct run *R, const struct worker *E)
 	return NONE;
 }
 
-/* The next position for idle engine E: of its own run; or, when its run
-   has ended, the first waiting position of a run no engine owns. */
+/* The first waiting position of a run no engine owns, or NONE. */
 static uint64_t
-pick(struct run *R, struct worker *E)
+first_free(struct run *R)
 {
 	uint64_t q;
 
-	if (E->run != NONE) {
-		if ((q = run_next(R, E)) != NONE)
-			return q;
-		if (run_open(R, E->run))
-			return NONE;	/* its next record is not read yet */
-		E->run = NONE;
-		release_held(R, E);	/* its run is done */
-	}
 	while (R->scan < R->tail && at(R, R->scan)->state != S_PENDING)
 		R->scan++;
 	for (q = R->scan; q < R->tail; q++) {
@@ -1261,6 +1252,30 @@ pick(struct run *R, struct worker *E)
 			q++;	/* skip the rest of an owned run */
 	}
 	return NONE;
+}
+
+/*
+ * The next position for idle engine E: of its own run; or, when its run
+ * has ended, the first waiting position of a run no engine owns.  A run
+ * that may go on is waited for, unless the window is full and holds a
+ * run nobody owns (an engine given up left it): its next record cannot be
+ * read until that run is searched, and E may be the only engine left.
+ */
+static uint64_t
+pick(struct run *R, struct worker *E)
+{
+	uint64_t q;
+
+	if (E->run != NONE) {
+		if ((q = run_next(R, E)) != NONE)
+			return q;
+		if (run_open(R, E->run) && (R->tail - R->head < R->cap ||
+		    first_free(R) == NONE))
+			return NONE;	/* its next record is not read yet */
+		E->run = NONE;
+		release_held(R, E);	/* its run is done, or given up */
+	}
+	return first_free(R);
 }
 
 /*

@@ -892,6 +892,30 @@ expected_segments() {
 	assert_output --partial "1 searched"
 }
 
+@test "an engine given up leaves its game to the one left, also while that one waits for the rest of its own and the window is full" {
+	games 3 4 > in.pos
+	# engine 1 starts slowly and so takes the second game; engine 2
+	# takes the first, hangs, and cannot be started again
+	cat > flaky.sh <<-EOF
+	#!/bin/sh
+	n=1
+	while ! mkdir "$PWD/spawn.\$n" 2>/dev/null; do n=\$((n + 1)); done
+	case \$n in
+	1) FAKE_SLOW_START=1000 exec "$FAKE" ;;
+	2) FAKE_HANG_AFTER=0 exec "$FAKE" ;;
+	esac
+	exit 1
+	EOF
+	chmod +x flaky.sh
+	# the window holds the first game and two records of the second
+	run timeout 30 uci-eval -d 1 -j 2 --timeout 1500 --window 6 \
+	    --cache-mem 0 -e ./flaky.sh in.pos -o out.pos
+	assert_success
+	assert_output --partial "giving up"
+	assert_output --partial "12 records: 12 searched"
+	[ "$(posdump -c out.pos | cut -d' ' -f1)" -eq 12 ]
+}
+
 @test "a position that always fails: flagged after --retries, or dropped" {
 	fens "$START" "$KIWIPETE" "$MATE_IN_1" > in.pos
 	FAKE_CRASH_ON=r3k2r run uci-eval -d 1 -j 1 --retries 1 -e "$FAKE" in.pos -o out.pos
