@@ -1456,13 +1456,18 @@ searched(struct run *R, struct worker *E, const pf_uci_search *S_in,
 		return SR_SECOND;
 	}
 	/* The tail search: it may have no table when a nodes limit ended
-	   it too early; the K best are written then, not complete. */
+	   it too early; the K best are written then, not complete.  A
+	   depth limit ends no iteration early: missing lines are the
+	   engine's (it ignores searchmoves, or MultiPV). */
 	hybrid_table(E->tab, S->have_table ? &S->table : NULL, nlegal,
 	    R->mix);
 	r = SR_DONE;
 	if (!(R->mix->flags & PF_MSF_COMPLETE)) {
 		if (S->table_faults > 0) {
 			R->badtable++;
+			r = SR_FAULT;
+		} else if (R->o->tail_kind == PF_LIMIT_DEPTH) {
+			R->fewlines++;
 			r = SR_FAULT;
 		} else
 			R->notable++;

@@ -255,6 +255,22 @@ final_tables() {
 	[ "$(jq -s '[.[].exts[] | select(.type == "movescores")] | length' <<< "$output")" -eq 0 ]
 }
 
+@test "--tail-depth: a tail search without a complete table (an engine ignoring searchmoves) is the engine's fault, exit 1, not cached" {
+	fens "$START" "$KIWIPETE" > in.pos
+	# the fake engine answers "go ... searchmoves" with lines of every
+	# legal move, in generation order
+	for pass in first rerun; do
+		run --separate-stderr uci-eval -d 2 -m 1 --tail-depth 1 -j 1 \
+		    -e "$FAKE" --cache f.cache in.pos -o out.pos
+		[ "$status" -eq 1 ] || fail "$pass: status $status: $stderr"
+		[[ "$stderr" == *"uci-eval: 2 positions without a complete per-move table: the engine reported fewer MultiPV lines than asked at the depth limit"* ]] || fail "$pass: $stderr"
+		[[ "$stderr" != *"the limit ended the search too early"* ]] || fail "$pass: $stderr"
+		[[ "$stderr" == *" 2 searched, 0 cache hits"* ]] || fail "$pass: $stderr"
+	done
+	run posdump --json out.pos
+	[ "$(jq -s '[.[].exts[] | select(.type == "movescores") | select(.complete)] | length' <<< "$output")" -eq 0 ]
+}
+
 @test "--tail-depth: every legal move once, the K best at the main depth, the rest at the tail depth, none above the K-th" {
 	ONE_MOVE='7k/8/8/8/8/8/8/K5R1 b - - 0 1'
 	fens "$START" "$KIWIPETE" "$MATE_IN_1" "$ONE_MOVE" > a.pos
