@@ -873,10 +873,11 @@ release_held(struct run *R, struct worker *E)
 }
 
 /*
- * The position as an engine gets it (the FEN), less the full-move number
- * (Stockfish reads it only to manage a game clock): the cache key's board.  The half-move clock is
- * in it: Stockfish scales its evaluation by the clock and scores a draw
- * where it reaches 100, so twins with other clocks are other searches.
+ * The position as an engine gets it (the FEN): the cache key's board.  The
+ * clocks are in it: Stockfish scales its evaluation by the half-move clock
+ * and scores a draw where it reaches 100, and its W/D/L (Stockfish 15.1's)
+ * depends on the game's ply, so twins with other clocks or move numbers
+ * are other searches.
  */
 static uint64_t
 engine_hash(const pf_board *b)
@@ -884,7 +885,7 @@ engine_hash(const pf_board *b)
 	uint8_t p[PF_PACKED_SIZE];
 
 	pf_board_pack(b, p);
-	return XXH64(p, 26, 0);	/* through the rule50 byte */
+	return XXH64(p, PF_PACKED_SIZE, 0);
 }
 /*
  * --history: the moves that lead to s's position, from the records before

@@ -871,10 +871,11 @@ pf_uci_history_hash(const pf_uci_history *h)
 
 	pf_board_pack(&h->start, buf);
 	for (i = 0; i < h->n; i++) {
-		buf[26 + 2 * i] = (uint8_t)h->moves[i];
-		buf[27 + 2 * i] = (uint8_t)(h->moves[i] >> 8);
+		buf[PF_PACKED_SIZE + 2 * i] = (uint8_t)h->moves[i];
+		buf[PF_PACKED_SIZE + 1 + 2 * i] = (uint8_t)(h->moves[i] >> 8);
 	}
-	return XXH64(buf, 26 + 2 * (size_t)h->n, 0x686973746f7279ULL);
+	return XXH64(buf, PF_PACKED_SIZE + 2 * (size_t)h->n,
+	    0x686973746f7279ULL);
 }
 
 char *

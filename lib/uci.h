@@ -179,8 +179,8 @@ void	pf_uci_history_reset(pf_uci_history *h, const pf_board *b);
    capture or pawn move (after's clock 0) begins the history again. */
 void	pf_uci_history_push(pf_uci_history *h, pf_move m,
 	    const pf_board *after);
-/* A hash of the start position (as the engine gets it, clocks in, the
-   full-move number out) and the moves. */
+/* A hash of the start position (as the engine gets it, the clocks and
+   the full-move number in) and the moves. */
 uint64_t pf_uci_history_hash(const pf_uci_history *h);
 /* "position fen FEN moves m1 m2 ..." (no moves: as pf_uci_position) into
    buf of at least PF_UCI_POSITION_MAX bytes. */

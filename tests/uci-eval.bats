@@ -575,14 +575,14 @@ final_tables() {
 	# the entry that survived is the same evaluation; the lost one is redone
 	[ "$(scores third.pos | head -n 1)" = "$(scores first.pos | head -n 1)" ]
 	[ "$(scores third.pos | wc -l)" -eq 2 ]
-	# a twin is the FEN less its full-move number: another half-move
-	# clock is another search (Stockfish scales its score by the clock,
-	# and a clock at 100 is a draw)
+	# a twin is the whole FEN: another half-move clock is another search
+	# (Stockfish scales its score by the clock, and a clock at 100 is a
+	# draw), and so is another full-move number (see below)
 	K='8/8/4k3/8/8/3K4/3Q4/8 w - -'
-	fens "$K 0 60" "$K 0 9" "$K 95 60" "$K 0 70" "$K 95 61" > k.pos
-	run uci-eval -d 8 -j 1 k.pos -o k.out
+	fens "$K 0 60" "$K 0 60" "$K 95 60" "$K 0 70" "$K 95 60" > k.pos
+	run uci-eval -d 8 -j 1 --newgame position k.pos -o k.out
 	assert_success
-	assert_output --partial "5 records: 2 searched, 3 cache hits"
+	assert_output --partial "5 records: 3 searched, 2 cache hits"
 	run scores k.out
 	[ "${lines[0]}" = "${lines[1]}" ] && [ "${lines[0]}" = "${lines[3]}" ]
 	[ "${lines[2]}" = "${lines[4]}" ] && [ "${lines[2]}" != "${lines[0]}" ]
@@ -601,6 +601,30 @@ final_tables() {
 	run uci-eval -d 4 -j 1 --cache notcache a.pos -o x.pos
 	assert_failure 1
 	assert_output --partial "not a posflow evaluation cache"
+}
+
+@test "Stockfish: the same position at another move number is another search (its W/D/L depends on the move number)" {
+	P='r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2'
+	fens "$P 3" "$P 40" "$P 3" > in.pos
+	run uci-eval -d 8 -j 1 --newgame position --no-time --cache c.db in.pos -o out.pos
+	assert_success
+	assert_output --partial "3 records: 2 searched, 1 cache hits"
+	# each W/D/L is the one Stockfish reports for its own FEN
+	for n in 3 40; do
+		printf 'uci\nsetoption name UCI_ShowWDL value true\nposition fen %s %s\ngo depth 8\n' "$P" "$n" |
+		    (cat; sleep 2) | timeout 20 "$SF" |
+		    sed -n 's/^info depth 8 .* wdl \([0-9]*\) \([0-9]*\) \([0-9]*\) .*/\1,\2,\3/p' | tail -n 1
+	done > want
+	posdump --fields eval out.pos | sed -n 's/.* wdl=\([0-9,]*\) .*/\1/p' > got
+	[ "$(sed -n 1p got)" = "$(sed -n 1p want)" ] || fail "$(cat got want)"
+	[ "$(sed -n 2p got)" = "$(sed -n 2p want)" ] || fail "$(cat got want)"
+	[ "$(sed -n 3p got)" = "$(sed -n 1p want)" ] || fail "$(cat got want)"
+	[ "$(sed -n 1p want)" != "$(sed -n 2p want)" ]
+	# and from the cache file
+	fens "$P 40" > b.pos
+	run uci-eval -d 8 -j 1 --no-time --cache c.db b.pos -o b.out
+	assert_output --partial "0 searched, 1 cache hits"
+	[ "$(posdump --fields eval b.out | sed -n 's/.* wdl=\([0-9,]*\) .*/\1/p')" = "$(sed -n 2p want)" ]
 }
 
 @test "--history: each position goes to the engine with its game's moves since the last capture or pawn move" {
