@@ -788,10 +788,11 @@ pf_uci_parse_info(const char *line, pf_uci_info *info)
 				sum += v;
 			}
 			/* posflow(5): per-mille chances summing to 1000;
-			   anything else is not a W/D/L. */
-			if (sum != 1000)
-				return -1;
-			info->has |= PF_UCI_HAS_WDL;
+			   anything else (an engine rounding each to 999 or
+			   1001) is not a W/D/L, but the line's score is
+			   still one. */
+			if (sum == 1000)
+				info->has |= PF_UCI_HAS_WDL;
 		} else if (tok_is(t, len, "nodes")) {
 			if (tok_num(&p, 0, LLONG_MAX, &v) == -1)
 				return -1;

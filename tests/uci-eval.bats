@@ -924,6 +924,19 @@ expected_segments() {
 	assert_output "flags=last,eval_failed"
 }
 
+@test "a W/D/L that does not sum to 1000 (an engine rounding each) is left out; its score is kept" {
+	fens "$START" "$KIWIPETE" > in.pos
+	printf '#!/bin/sh\n"%s" | sed -u "s/wdl 300 400 300/wdl 300 400 299/"\n' \
+	    "$FAKE" > wdl999.sh
+	chmod +x wdl999.sh
+	run timeout 60 uci-eval -d 1 -j 1 --retries 0 -e ./wdl999.sh in.pos -o out.pos
+	assert_success
+	assert_output --partial "2 searched"
+	assert_output --partial "0 failed, 0 restarts"
+	run posdump --fields flags,eval out.pos
+	[ "$(grep -c 'src=engine.* score=cp:100 depth=1 ' <<< "$output")" -eq 2 ] || fail "$output"
+}
+
 @test "slow start is waited for" {
 	fens "$START" > in.pos
 	FAKE_SLOW_START=1200 run uci-eval -d 1 -j 1 --timeout 200 -e "$FAKE" in.pos -o out.pos

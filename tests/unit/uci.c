@@ -33,7 +33,8 @@ test_parse_info(void)
 	CHECK(in.nodes == 123456 && in.time_ms == 87, "nodes and time");
 	CHECK(in.pv && strcmp(in.pv, "e2e4 e7e5") == 0, "pv text");
 	CHECK(pf_uci_parse_info("info depth 3 score cp 5 wdl 600 300 50",
-	    &in) == -1, "wdl not summing to 1000 is malformed");
+	    &in) == 1 && !(in.has & PF_UCI_HAS_WDL) && in.score == 5,
+	    "wdl not summing to 1000 is no wdl, the score is kept");
 	CHECK(pf_uci_parse_info("info depth 20 score mate -3 lowerbound "
 	    "nodes 5 pv a2a3", &in) == 1 && in.score_kind == PF_SCORE_MATE &&
 	    in.score == -3 && in.bound == PF_EVF_LOWER, "mate with bound");
