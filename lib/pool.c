@@ -3,6 +3,10 @@
  * ready, idle, new game, searching) with a deadline, all read from one
  * poll(2) loop: no threads, no locks.  See pool.h.
  */
+#ifdef __linux__
+#define _GNU_SOURCE		/* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
+#endif
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -373,10 +377,25 @@ check_deadlines(pf_pool *p)
 	}
 }
 
+/* The processors this process may run on: its affinity (the CPU set a
+   Slurm job or taskset gives it), else those online. */
+static long
+usable_cpus(void)
+{
+#ifdef __linux__
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 &&
+	    CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+#endif
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 void
 pf_pool_opts_init(pf_pool_opts *o)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	long ncpu = usable_cpus();
 
 	memset(o, 0, sizeof(*o));
 	o->jobs = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1;

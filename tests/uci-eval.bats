@@ -106,6 +106,18 @@ scores() {
 	[ "$(posdump --fields eval j2.pos | grep -c 'src=engine limit=depth:4')" -eq "$(wc -l < want)" ]
 }
 
+@test "without -j, as many engines as processors it may run on: a CPU set (taskset, a Slurm job's) bounds them" {
+	command -v taskset > /dev/null || skip "no taskset"
+	games 8 2 > in.pos
+	FAKE_LOG=all.log uci-eval -d 1 -e "$FAKE" in.pos > /dev/null 2>&1
+	want=$(nproc)
+	[ "$want" -gt 256 ] && want=256
+	[ "$(grep -c '^# pid' all.log)" -eq "$want" ]
+	FAKE_LOG=one.log taskset -c 0 uci-eval -d 1 -e "$FAKE" in.pos > one.pos 2>/dev/null
+	[ "$(grep -c '^# pid' one.log)" -eq 1 ]
+	[ "$(posdump -c one.pos | cut -d' ' -f1)" -eq "$(posdump -c in.pos | cut -d' ' -f1)" ]
+}
+
 @test "--nodes and --movetime reach the engine and tag the evaluation; --window 1 keeps order" {
 	games 2 6 > in.pos
 	n=$(posdump -c in.pos | cut -d' ' -f1)
