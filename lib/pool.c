@@ -35,6 +35,9 @@ struct engine {
 	int start_failures;
 	unsigned gen;		/* bumped at every restart */
 	pf_uci_search *search;
+	/* what it said (info string) since it started or its search
+	   began: an engine that dies often says why there */
+	char said[320];
 };
 
 struct pf_pool {
@@ -131,7 +134,7 @@ static void	start_engine(pf_pool *, struct engine *);
 static void
 fault(pf_pool *p, struct engine *E, const char *why_in)
 {
-	char how[64] = "", why[256];
+	char how[64] = "", why[512];
 	int starting = E->state == E_UCI || E->state == E_READY;
 	int searching = E->state == E_NEWGAME || E->state == E_SEARCH;
 
@@ -174,6 +177,7 @@ start_engine(pf_pool *p, struct engine *E)
 
 	E->multipv = 1;
 	E->chess960 = 0;
+	E->said[0] = '\0';
 	if ((E->u = pf_uci_spawn(p->o.engine, err, sizeof(err))) == NULL) {
 		warn(p, NULL, "engine %d: %s", E->id, err);
 		E->state = E_DEAD;
@@ -238,6 +242,7 @@ send_search(pf_pool *p, struct engine *E)
 	size_t n = 0;
 	int want;
 
+	E->said[0] = '\0';
 	pf_uci_search_begin(E->search, &j->board, j->multipv, j->keep_depths);
 	pf_uci_search_limit(E->search, j->limit_kind, j->limit);
 	if (j->nsearchmoves > 0)
@@ -286,11 +291,35 @@ begin_job(pf_pool *p, struct engine *E, int fresh)
 	}
 }
 
+/* An "info string" line kept for a fault's message: the first ones, as
+   much as fits, joined by " / ". */
+static void
+keep_said(struct engine *E, const char *line)
+{
+	size_t n = strlen(E->said), room = sizeof(E->said) - n;
+
+	if (strncmp(line, "info string ", 12) != 0 || room < 8)
+		return;
+	line += 12;
+	if (n > 0) {
+		memcpy(E->said + n, " / ", 4);
+		n += 3;
+		room -= 3;
+	}
+	if (strlen(line) < room)
+		memcpy(E->said + n, line, strlen(line) + 1);
+	else {
+		memcpy(E->said + n, line, room - 4);
+		memcpy(E->said + n + room - 4, "...", 4);
+	}
+}
+
 static void
 engine_line(pf_pool *p, struct engine *E, const char *line)
 {
 	int r;
 
+	keep_said(E, line);
 	switch (E->state) {
 	case E_UCI:
 		if (pf_uci_handshake_line(E->u, line))
@@ -343,10 +372,15 @@ engine_input(pf_pool *p, struct engine *E)
 		if (E->gen != gen || p->fatal[0])
 			return;	/* restarted: the old lines are gone */
 	}
-	if (eof && E->u && E->gen == gen)
-		fault(p, E, E->state == E_SEARCH ? "engine died or closed its "
-		    "output during a search" : "engine died or closed its "
-		    "output");
+	if (eof && E->u && E->gen == gen) {
+		char why[sizeof(E->said) + 64];
+
+		snprintf(why, sizeof(why), "engine died or closed its output%s"
+		    "%s%s%s", E->state == E_SEARCH ? " during a search" : "",
+		    *E->said ? "; it said \"" : "", E->said, *E->said ? "\"" :
+		    "");
+		fault(p, E, why);
+	}
 }
 
 static const char *

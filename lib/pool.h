@@ -75,7 +75,7 @@ typedef struct pf_pool_event {
 	int attempts;			/* faults the job met */
 	/* PF_POOL_DONE: valid until the engine's next pf_pool_start. */
 	const pf_uci_search *search;
-	char why[256];			/* PF_POOL_FAILED: the last fault */
+	char why[512];			/* PF_POOL_FAILED: the last fault */
 } pf_pool_event;
 
 /* The getopt values of the long engine options; a tool numbers its own

@@ -859,6 +859,25 @@ expected_segments() {
 	cmp <(posdump --fields game,ply in.pos) <(posdump --fields game,ply out.pos)
 }
 
+@test "an engine that dies names what it said in the search (info string), and only that search's" {
+	games 1 6 > in.pos
+	# it says a line at every search, and dies at the third
+	FAKE_SAY="ERROR: net file not loaded" FAKE_CRASH_AFTER=2 run uci-eval -d 1 -j 1 -e "$FAKE" in.pos -o out.pos
+	assert_success
+	assert_output --partial 'engine died or closed its output during a search; it said "ERROR: net file not loaded" (killed by signal 6) on in.pos: record 3'
+	refute_output --partial 'loaded / '
+	# a long one is cut, marked
+	long=$(printf 'x%.0s' $(seq 500))
+	FAKE_SAY="$long" FAKE_CRASH_AFTER=0 run uci-eval -d 1 -j 1 --retries 0 -e "$FAKE" in.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "it said \"xxxx"
+	assert_output --partial 'xxx..." (killed by signal 6)'
+	# a hang says nothing of it
+	FAKE_SAY="hello" FAKE_HANG_AFTER=1 run uci-eval -d 1 -j 1 --timeout 300 -e "$FAKE" in.pos -o out.pos
+	assert_output --partial "no bestmove in time (hung)"
+	refute_output --partial "hello"
+}
+
 @test "engine hang: killed after --timeout, retried" {
 	games 1 6 > in.pos
 	FAKE_HANG_AFTER=2 run uci-eval -d 1 -j 1 --timeout 300 -e "$FAKE" in.pos -o out.pos

@@ -23,6 +23,7 @@
  *   FAKE_GO_JITTER=ms         and a further 0 to ms, random per "go"
  *   FAKE_NAME=name            the "id name" (default "Fake 1.0")
  *   FAKE_DUP_MOVE=1           MultiPV line 2 names line 1's move again
+ *   FAKE_SAY=text             "info string text" first at every "go"
  */
 #include <signal.h>
 #include <stdio.h>
@@ -77,6 +78,7 @@ main(void)
 	long jitter = env_num("FAKE_GO_JITTER", 0);
 	long dup_move = env_num("FAKE_DUP_MOVE", 0);
 	const char *crash_on = getenv("FAKE_CRASH_ON");
+	const char *say = getenv("FAKE_SAY");
 	const char *logpath = getenv("FAKE_LOG");
 	const char *name = getenv("FAKE_NAME");
 	FILE *logf = NULL;
@@ -142,6 +144,10 @@ main(void)
 			if (go_ms > 0 || jitter > 0)
 				sleep_ms(go_ms + (jitter > 0 ? rand() %
 				    (jitter + 1) : 0));
+			if (say != NULL) {
+				printf("info string %s\n", say);
+				fflush(stdout);
+			}
 			if (gos == crash_after ||
 			    (crash_on && strstr(pos, crash_on)))
 				abort();
