@@ -878,6 +878,20 @@ expected_segments() {
 	refute_output --partial "hello"
 }
 
+@test "an engine that fails every search and has made none is given up after jobs + 2 positions, not tried on every record" {
+	games 3 10 > in.pos
+	FAKE_CRASH_AFTER=0 run uci-eval -d 1 -j 2 --retries 1 -e "$FAKE" in.pos -o out.pos
+	assert_failure 1
+	assert_output --partial "uci-eval: every search of the first 4 positions failed, and none succeeded: the engine cannot search (see its messages above); stopped"
+	n=$(grep -c "evaluation failed after 2 attempts" <<< "$output")
+	[ "$n" -ge 4 ] && [ "$n" -le 6 ] || fail "$n positions tried"
+	# one that has searched goes on through its failures
+	FAKE_CRASH_ON=" w " run uci-eval -d 1 -j 1 --retries 0 -e "$FAKE" in.pos -o out.pos
+	assert_failure 1
+	refute_output --partial "the engine cannot search"
+	[ "$(posdump -c out.pos | cut -d' ' -f1)" -eq 30 ]
+}
+
 @test "engine hang: killed after --timeout, retried" {
 	games 1 6 > in.pos
 	FAKE_HANG_AFTER=2 run uci-eval -d 1 -j 1 --timeout 300 -e "$FAKE" in.pos -o out.pos
