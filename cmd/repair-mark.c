@@ -653,8 +653,8 @@ pool_warn(void *ctx, void *user, const char *msg)
 
 	(void)ctx;
 	if (g != NULL && g->i >= 0 && g->i < g->n)
-		pf_warnx("%s on %s: record %" PRIu64, msg, g->name,
-		    g->recno[g->i]);
+		pf_warnx("%s: record %" PRIu64 ": %s", g->name,
+		    g->recno[g->i], msg);
 	else
 		pf_warnx("%s", msg);
 }

@@ -1413,7 +1413,8 @@ dispatch(struct run *R)
 	}
 }
 
-/* A message of the pool: an engine fault names the record it was on. */
+/* A message of the pool: an engine fault names the record it was on,
+   first, as every message about a record does. */
 static void
 pool_warn(void *ctx, void *user, const char *msg)
 {
@@ -1421,8 +1422,8 @@ pool_warn(void *ctx, void *user, const char *msg)
 	const struct slot *s = user;
 
 	if (s != NULL)
-		pf_warnx("%s on %s: record %llu", msg, file_name(R, s->file),
-		    (unsigned long long)s->recno);
+		pf_warnx("%s: record %llu: %s", file_name(R, s->file),
+		    (unsigned long long)s->recno, msg);
 	else
 		pf_warnx("%s", msg);
 }

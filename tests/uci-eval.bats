@@ -109,10 +109,11 @@ scores() {
 @test "without -j, as many engines as processors it may run on: a CPU set (taskset, a Slurm job's) bounds them" {
 	command -v taskset > /dev/null || skip "no taskset"
 	games 8 2 > in.pos
+	# (an engine the run ends before it has begun logs nothing: at most)
 	FAKE_LOG=all.log uci-eval -d 1 -e "$FAKE" in.pos > /dev/null 2>&1
 	want=$(nproc)
 	[ "$want" -gt 256 ] && want=256
-	[ "$(grep -c '^# pid' all.log)" -eq "$want" ]
+	[ "$(grep -c '^# pid' all.log)" -le "$want" ]
 	FAKE_LOG=one.log taskset -c 0 uci-eval -d 1 -e "$FAKE" in.pos > one.pos 2>/dev/null
 	[ "$(grep -c '^# pid' one.log)" -eq 1 ]
 	[ "$(posdump -c one.pos | cut -d' ' -f1)" -eq "$(posdump -c in.pos | cut -d' ' -f1)" ]
@@ -864,7 +865,7 @@ expected_segments() {
 	# it says a line at every search, and dies at the third
 	FAKE_SAY="ERROR: net file not loaded" FAKE_CRASH_AFTER=2 run uci-eval -d 1 -j 1 -e "$FAKE" in.pos -o out.pos
 	assert_success
-	assert_output --partial 'engine died or closed its output during a search; it said "ERROR: net file not loaded" (killed by signal 6) on in.pos: record 3'
+	assert_line --regexp 'uci-eval: in.pos: record 3: engine 1 \(pid [0-9]+\): engine died or closed its output during a search; it said "ERROR: net file not loaded" \(killed by signal 6\)$'
 	refute_output --partial 'loaded / '
 	# a long one is cut, marked
 	long=$(printf 'x%.0s' $(seq 500))
