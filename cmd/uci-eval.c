@@ -1606,9 +1606,14 @@ progress(struct run *R, int final)
 		return;
 	}
 	if (R->total_bytes > 0 && R->r != NULL) {
-		uint64_t at_bytes = R->done_bytes + pf_reader_offset(R->r);
-		double frac = (double)at_bytes / (double)R->total_bytes;
-		if (frac > 0.001 && frac <= 1.0 && R->nread > 0) {
+		/* The records written of all there are: those read are the
+		   share of the input's bytes read so far (the file's own,
+		   compressed for a .zst, as its size counts them); the
+		   records read ahead, in the window, are not done. */
+		uint64_t at_bytes = R->done_bytes + pf_reader_position(R->r);
+		double frac = (double)at_bytes / (double)R->total_bytes *
+		    (R->nread > 0 ? (double)done / (double)R->nread : 0);
+		if (frac > 0.001 && frac < 1.0) {
 			double left = secs * (1.0 - frac) / frac;
 			snprintf(eta, sizeof(eta), ", ETA %dm%02ds",
 			    (int)(left / 60), (int)left % 60);

@@ -306,6 +306,20 @@ pf_reader_offset(const pf_reader *r)
 	return r->base + r->pos;
 }
 
+uint64_t
+pf_reader_position(const pf_reader *r)
+{
+	off_t at = lseek(r->fd, 0, SEEK_CUR);
+	uint64_t fed, made, taken = pf_reader_offset(r);
+
+	if (at < 0 || r->mode == M_PLAIN)
+		return taken;
+	fed = (uint64_t)at - (r->in_end - r->in_pos);
+	made = r->base + r->end;
+	return made > 0 && taken < made ?
+	    (uint64_t)((double)fed * (double)taken / (double)made) : fed;
+}
+
 /*
  * read(2) into p.  Before a read that would block, the linked writer
  * hands its buffered records downstream.  Returns bytes read, 0 at end of

@@ -135,6 +135,12 @@ uint64_t	 pf_reader_records(const pf_reader *r);	/* records returned so far */
    number its messages give it. */
 uint64_t	 pf_reader_recno(const pf_reader *r);
 uint64_t	 pf_reader_offset(const pf_reader *r);	/* bytes consumed (decompressed) */
+/* How far into its input the reader is, in the input's own bytes (a
+   compressed file's compressed ones, as its size counts them), for a
+   progress report: the bytes read less those not yet decoded, in the
+   share of the decoded ones consumed.  pf_reader_offset when the input is
+   no file. */
+uint64_t	 pf_reader_position(const pf_reader *r);
 
 /*
  * 1 when the next pf_reader_next call returns without reading (the current

@@ -1233,6 +1233,49 @@ test_records_offset(void)
 }
 
 /*
+ * pf_reader_position: how far into a file the reader is, plain or zstd,
+ * even when the whole file is read at once: early on a small share, never
+ * going back more than a little, the file's size at the end.
+ */
+static void
+test_unread(void)
+{
+	static const int levels[2] = { 0, 3 };
+
+	for (int k = 0; k < 2; k++) {
+		bytes s = write_stream(recs, 2 * NREC, levels[k], 1024);
+		char path[] = "/tmp/pf-record-XXXXXX";
+		int fd = mkstemp(path), ok = 1, n = 0;
+		uint64_t at, first = 0, last = 0;
+		pf_reader *r;
+		pf_record rec;
+
+		if (fd == -1 || write(fd, s.p, s.n) != (ssize_t)s.n)
+			abort();
+		unlink(path);
+		lseek(fd, 0, SEEK_SET);
+		r = pf_reader_open_fd(fd, "tmp");
+		while (pf_reader_next(r, &rec) == 1) {
+			at = pf_reader_position(r);
+			if (n++ == 0)
+				first = at;
+			/* (a new piece decoded may move the share back
+			   a little) */
+			ok &= at + s.n / 100 >= last && at <= s.n;
+			last = at;
+		}
+		last = pf_reader_position(r);
+		CHECK(ok && n == 2 * NREC && first > 0 && first < s.n / 4 &&
+		    last == s.n, "%s: where the reader is: %llu of %zu after "
+		    "the first record, never much back, all at the end",
+		    k ? "zstd" : "plain", (unsigned long long)first, s.n);
+		pf_reader_free(r);
+		close(fd);
+		free(s.p);
+	}
+}
+
+/*
  * pf_writer_room / pf_writer_advance: records encoded in place make the
  * very stream pf_writer_put makes (the same blocks, cut at the same
  * records), whatever the runs; the room is refused after close and for a
@@ -1359,6 +1402,7 @@ main(void)
 	test_reader_flush();
 	test_broken_pipe();
 	test_records_offset();
+	test_unread();
 	test_in_place();
 	return t_done();
 }
