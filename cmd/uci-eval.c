@@ -23,6 +23,7 @@
  *     kills the engine, restarts it, and puts the position back, up to
  *     --retries times.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -1679,6 +1680,25 @@ loop(struct run *R)
 	}
 }
 
+/* Does option name=value (v at its '=') name an engine's network? */
+static int
+net_option(const char *name, const char *v)
+{
+	static const char *const nets[] = { "evalfile", "weights", "nnue" };
+	char low[64];
+	size_t n = (size_t)(v - name), i;
+
+	if (n >= sizeof(low))
+		return 0;
+	for (i = 0; i < n; i++)
+		low[i] = (char)tolower((unsigned char)name[i]);
+	low[n] = '\0';
+	for (i = 0; i < sizeof(nets) / sizeof(nets[0]); i++)
+		if (strstr(low, nets[i]) != NULL)
+			return 1;
+	return 0;
+}
+
 /*
  * The engine setup in the cache key.  A tail's kind and limit are part of
  * it (a hybrid result is another search than the plain one of the same
@@ -1703,9 +1723,24 @@ setup_hash(const struct opts *o)
 		pf_put64(tail, digest);
 		XXH64_update(&st, tail, 8);
 	}
-	for (int i = 0; i < o->pool.noptions; i++)
+	for (int i = 0; i < o->pool.noptions; i++) {
+		const char *v = strchr(o->pool.options[i], '=');
+		struct stat sb;
+
 		XXH64_update(&st, o->pool.options[i],
 		    strlen(o->pool.options[i]) + 1);
+		/* a network the engine reads (EvalFile, EvalFileSmall, lc0's
+		   WeightsFile): its bytes too, so that a network changed at
+		   the same path is another engine (not a file it writes, as
+		   Stockfish's Debug Log File) */
+		if (v != NULL && net_option(o->pool.options[i], v) &&
+		    stat(v + 1, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    pf_uci_file_digest(v + 1, &digest) == 0) {
+			pf_put64(tail, digest);
+			XXH64_update(&st, "\0file", 6);
+			XXH64_update(&st, tail, 8);
+		}
+	}
 	if (o->limit_kind != PF_LIMIT_DEPTH || o->tail_kind == PF_LIMIT_NODES)
 		XXH64_update(&st, "\0no lines after the limit", 25);
 	/* -m 1 and no -m have the same multipv code in the key, but only

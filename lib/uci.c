@@ -1223,20 +1223,25 @@ path_lookup(const char *name, char *buf, size_t len)
 int
 pf_uci_engine_digest(const char *engine, uint64_t *digest)
 {
-	char path[4096], buf[1 << 16];
+	char path[4096];
+
+	if (strchr(engine, '/') != NULL)
+		return pf_uci_file_digest(engine, digest);
+	if (path_lookup(engine, path, sizeof(path)) == 0)
+		return pf_uci_file_digest(path, digest);
+	errno = ENOENT;
+	return -1;
+}
+
+int
+pf_uci_file_digest(const char *file, uint64_t *digest)
+{
+	char buf[1 << 16];
 	XXH64_state_t st;
 	ssize_t n;
 	int fd, saved;
 
-	if (strchr(engine, '/') != NULL)
-		fd = open(engine, O_RDONLY | O_CLOEXEC);
-	else if (path_lookup(engine, path, sizeof(path)) == 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	else {
-		errno = ENOENT;
-		return -1;
-	}
-	if (fd == -1)
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
 	XXH64_reset(&st, 0);
 	while ((n = read(fd, buf, sizeof(buf))) != 0) {

@@ -53,6 +53,9 @@ const char *pf_uci_find_engine(const char *given);
  * elsewhere is the same).  0, or -1 when it cannot be read (errno).
  */
 int	 pf_uci_engine_digest(const char *engine, uint64_t *digest);
+/* The XXH64 of the file named (as it is, relative to the current
+   directory), into *digest.  0, or -1 (errno). */
+int	 pf_uci_file_digest(const char *file, uint64_t *digest);
 int	 pf_uci_fd(const pf_uci *u);	/* read end, non-blocking */
 pid_t	 pf_uci_pid(const pf_uci *u);
 /* The reason of the last failure; valid until the next call on u. */

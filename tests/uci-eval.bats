@@ -1377,6 +1377,28 @@ flip_byte() {
 	assert_output --partial "2 searched, 0 cache hits"
 }
 
+@test "--cache: a network changed at the same path (-O EvalFile=) is another engine; a file the engine writes is not" {
+	fens "$START" "$KIWIPETE" > a.pos
+	printf 'net 1' > my.nnue
+	ev() { uci-eval -e "$FAKE" -d 5 -j 1 --cache c.db -O EvalFile=my.nnue "$@" a.pos -o out.pos; }
+	run ev
+	assert_output --partial "2 searched, 0 cache hits"
+	run ev
+	assert_output --partial "0 searched, 2 cache hits"
+	# the next net, trained into the same file
+	printf 'net 2' > my.nnue
+	run ev
+	assert_success
+	assert_output --partial "2 searched, 0 cache hits"
+	# a log the engine writes changes from run to run: still hits
+	printf 'a' > dbg.log
+	run ev -O "Debug Log File=dbg.log"
+	assert_output --partial "2 searched, 0 cache hits"
+	printf 'b' >> dbg.log
+	run ev -O "Debug Log File=dbg.log"
+	assert_output --partial "0 searched, 2 cache hits"
+}
+
 @test "--cache: -m 1 is not served the results of a run without -m (they have no table), nor the reverse" {
 	fens "$START" "$KIWIPETE" > a.pos
 	run uci-eval -d 2 -j 1 -e "$FAKE" --cache c.db a.pos -o plain.pos

@@ -108,6 +108,10 @@ main(void)
 			    "max 500\n");
 			printf("option name UCI_Chess960 type check default "
 			    "false\n");
+			printf("option name EvalFile type string default "
+			    "nn.nnue\n");
+			printf("option name Debug Log File type string "
+			    "default\n");
 			printf("uciok\n");
 		} else if (strcmp(line, "isready") == 0) {
 			printf("readyok\n");
