@@ -299,14 +299,20 @@ GAMES_FILES := $(if $(and $(LATER_ONLY),$(GAMES_RECORDED)),$(GAMES_RECORDED),$(s
 # evaluations of two engines side by side.  The later-only makes (the
 # cluster jobs) take the recorded one, as they take the split's: a node
 # whose copy differs removes nothing under the others.  Left out when no
-# file is found (the searches fail then anyway).
+# file is found (the searches fail then anyway).  A network UCI names (-O
+# EvalFile=my.nnue, as uci-eval's cache knows it: an option whose name
+# holds evalfile, weights or nnue) is part of the engine the same way.
 ENGINE_RECORDED := $(shell sed -n 's/^ENGINE_FILE=//p' \
 	$(OUT)/evaluated/.settings 2>/dev/null)
 ENGINE_FILE := $(if $(LATER_ONLY),$(ENGINE_RECORDED),$(shell \
 	e=$(call q,$(or $(strip $(ENGINE)),$(POSFLOW_ENGINE))); \
 	[ -n "$$e" ] || e=$$(command -v stockfish) || e=/usr/games/stockfish; \
 	p=$$(command -v -- "$$e") && find -L "$$p" -maxdepth 0 -type f \
-	-printf '%p@%s@%T@\n' 2>/dev/null))
+	-printf '%p@%s@%T@\n' 2>/dev/null; set -- $(UCI); for w; do \
+	case $$(printf '%s' "$${w%%=*}" | tr A-Z a-z) in \
+	(*evalfile*|*weights*|*nnue*) [ "$$w" != "$${w#*=}" ] && \
+	[ -f "$${w#*=}" ] && find -L "$${w#*=}" -maxdepth 0 \
+	-printf '%p@%s@%T@\n' 2>/dev/null;; esac; done))
 engine_file := $(if $(strip $(ENGINE_FILE)),ENGINE_FILE)
 VARS_chunks := GAMES GAMES_FILES CHUNK PGN2POS
 VARS_filtered := FILTER SAMPLE $(if $(strip $(SAMPLE)),SEED)

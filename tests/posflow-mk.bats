@@ -451,6 +451,28 @@ setup_file() {
 	grep -q "^ENGINE_FILE=$PWD/sf@" up/targets/.settings
 }
 
+@test "a network UCI names (-O EvalFile=) changed in place makes the searches again; a log the engine writes does not" {
+	cd "$BATS_FILE_TMPDIR"
+	printf 'net 1' > my.nnue
+	nn() { make -s -f "$MK" BIN="$BUILD_DIR/bin" \
+	    ENGINE="$BUILD_DIR/tests/tools/fake-engine" \
+	    UCI="-O EvalFile=my.nnue -O 'Debug Log File=dbg.log'" \
+	    GAMES="$TESTDATA/lichess_db_10k.pgn" CHUNK=3 OUT=nn DEPTH=2 "$@"; }
+	run nn
+	assert_success
+	grep -q "^ENGINE_FILE=.* my.nnue@5@" nn/evaluated/.settings
+	printf 'x' > dbg.log
+	run nn
+	assert_success
+	refute_output --partial "the settings changed"
+	printf 'net 2' > my.nnue
+	touch -d '2001-01-01' my.nnue
+	run nn
+	assert_success
+	assert_output --partial "posflow.mk: evaluated: the settings changed"
+	assert_output --partial "uci-eval: "
+}
+
 @test "posflow.mk at a path with blanks: the second makes (all, stages, one) find it" {
 	cd "$BATS_FILE_TMPDIR"
 	rm -rf "my posflow" bl
