@@ -9,6 +9,10 @@ BUILD_DIR="${POSFLOW_BUILD:-$TOP/build}"
 export PATH="${POSFLOW_BIN:-$BUILD_DIR/bin}:$PATH"
 export LC_ALL=C
 TESTDATA="$TOP/testdata"
+# Not the flags of the make that runs the tests (make -s check): the
+# dataset builds pass an enclosing make's MAKEFLAGS on, as they should,
+# and a -s there silences the commands their tests look for.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 
 for d in /usr/lib/bats /usr/local/lib/bats /usr/lib/node_modules; do
 	if [ -f "$d/bats-support/load.bash" ]; then
