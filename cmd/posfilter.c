@@ -159,6 +159,11 @@ parse_opts(int argc, char **argv, struct opts *o)
 			return 2;
 		}
 	}
+	if (o->count && (o->out.output != NULL || o->out.zstd)) {
+		pf_warnx("--count writes no records: -o and -z are not for it");
+		usage();
+		return 2;
+	}
 	return -1;
 }
 

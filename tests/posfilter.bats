@@ -490,7 +490,7 @@ check_table() {
 	run posfilter --version
 	assert_output --partial "posfilter (posflow)"
 	printf 'startpos\n' | "$MKREC" > in.pos
-	for args in "--keep 1.5" "--keep x" "--early-skip -1" "--seed x" "--eval depth:" "--bogus"; do
+	for args in "--keep 1.5" "--keep x" "--keep-games -0.1" "--early-skip -1" "--seed x" "--eval depth:" "--bogus" "--count -o x.pos" "--count -z"; do
 		run --separate-stderr posfilter $args '' in.pos
 		[ "$status" -eq 2 ] || fail "$args: exit $status"
 		[ -z "$output" ] || fail "$args: stdout '$output'"
