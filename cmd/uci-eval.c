@@ -174,7 +174,6 @@ struct run {
 	/* counters */
 	uint64_t nread, written, searched, hits, terminal, skipped, failed,
 	    invalid, dropped, notable, badtable, fewlines, restarts;
-	uint64_t search_failed;	/* positions whose every attempt failed */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -1532,18 +1531,6 @@ take_events(struct run *R)
 			    (unsigned long long)s->recno, ev.attempts, ev.why);
 			R->failed++;
 			R->status = PF_EXIT_DATA;
-			/* an engine that has failed every search of more
-			   positions than it has engines, and made none: its
-			   fault, not theirs (a network it cannot load, say) */
-			if (++R->search_failed >= (uint64_t)R->neng + 2 &&
-			    R->searched == 0) {
-				pf_warnx("every search of the first %llu "
-				    "positions failed, and none succeeded: "
-				    "the engine cannot search (see its "
-				    "messages above); stopped",
-				    (unsigned long long)R->search_failed);
-				R->fatal = 1;
-			}
 			if (s->in_flight) {
 				/* a later duplicate is searched anew */
 				fl_del(&R->fl, s->key);

@@ -49,6 +49,7 @@ struct pf_pool {
 	struct pollfd *pfd;
 	int *idx;
 	uint64_t restarts;
+	uint64_t done, failed;	/* searches finished; jobs given up */
 	char name[256];
 	char fatal[768];
 };
@@ -104,6 +105,17 @@ push(pf_pool *p, struct engine *E, int type, const char *why)
 	if (why)
 		snprintf(ev->why, sizeof(ev->why), "%s", why);
 	E->has_job = 0;
+	/* An engine that has failed every search of more positions than
+	   there are engines, and made none, cannot search (a network it
+	   cannot load, say): its fault, not the positions'. */
+	if (type == PF_POOL_DONE)
+		p->done++;
+	else if (type == PF_POOL_FAILED && ++p->failed >= (uint64_t)p->n +
+	    2 && p->done == 0 && !p->fatal[0])
+		snprintf(p->fatal, sizeof(p->fatal), "every search of the "
+		    "first %llu positions failed, and none succeeded: the "
+		    "engine cannot search (see its messages above); stopped",
+		    (unsigned long long)p->failed);
 }
 
 static int64_t

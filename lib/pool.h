@@ -15,7 +15,9 @@
  * pf_pool_next_event.  Nothing here prints or exits: what the user should
  * hear of (a fault, a restart, an engine given up) goes to the warn
  * callback, whose caller adds where it happened; a setup error that must
- * stop the run (an -O option the engine refuses) is in pf_pool_fatal.
+ * stop the run (an -O option the engine refuses, or an engine that has
+ * failed every search of the first jobs + 2 positions and made none) is
+ * in pf_pool_fatal.
  */
 #ifndef PF_POOL_H
 #define PF_POOL_H
