@@ -137,6 +137,8 @@ struct pf_reader {
 	size_t in_pos, in_end, in_cap;
 	int in_eof;
 	ZSTD_DStream *zd;
+	size_t zwant;		/* zstd: the input its next step takes */
+	int zfull;		/* zstd: output of a block waits to go out */
 	z_stream zs;
 	int zs_init;
 
@@ -388,6 +390,8 @@ start_codec(pf_reader *r, int mode)
 		if (r->zd == NULL && (r->zd = ZSTD_createDStream()) == NULL)
 			goto nomem;
 		ZSTD_initDStream(r->zd);
+		r->zwant = 0;
+		r->zfull = 0;
 	} else if (mode == M_GZIP) {
 		if (!r->zs_init) {
 			memset(&r->zs, 0, sizeof(r->zs));
@@ -529,10 +533,25 @@ produce(pf_reader *r)
 	before = r->end;
 	in_before = r->in_pos;
 	if (r->mode == M_ZSTD) {
+		/*
+		 * libzstd hands out nothing of a call that fails, so a call
+		 * is given the input of one step (a frame's header, a
+		 * block's header or its content, less the next block's
+		 * header the hint counts) and none while output of the
+		 * block before waits to go out: the records decoded before
+		 * damage are read (input.c's zstd_more does the same).
+		 */
+		size_t want = r->zwant > 3 ? r->zwant - 3 :
+		    r->zwant ? r->zwant : 5;
 		ZSTD_inBuffer zin = { r->in, r->in_end, r->in_pos };
 		ZSTD_outBuffer zout = { r->buf, r->cap, r->end };
-		size_t ret = ZSTD_decompressStream(r->zd, &zout, &zin);
+		size_t ret;
 
+		if (r->zfull)
+			zin.size = zin.pos;
+		else if (want < zin.size - zin.pos)
+			zin.size = zin.pos + want;
+		ret = ZSTD_decompressStream(r->zd, &zout, &zin);
 		if (ZSTD_isError(ret)) {
 			snprintf(r->ioerr, sizeof(r->ioerr), "zstd: %s",
 			    ZSTD_getErrorName(ret));
@@ -540,6 +559,8 @@ produce(pf_reader *r)
 		}
 		r->in_pos = zin.pos;
 		r->end = zout.pos;
+		r->zwant = ret;
+		r->zfull = zout.pos == zout.size;
 		if (ret == 0)
 			r->boundary = 1;
 	} else {

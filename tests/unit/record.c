@@ -838,8 +838,18 @@ test_bad_input(void)
 	s = write_stream(recs, 200, 3, 0);
 	s.p[s.n / 2] ^= 0xff;
 	res = read_all(s.p, s.n, NULL, 0);
-	CHECK(res.errors == 1 && contains(res.err[0], "offset"),
+	CHECK(res.errors >= 1 && contains(res.err[0], "offset"),
 	    "corrupt zstd data: %s", res.err[0]);
+	free(s.p);
+	/* Damage in a later block of a frame: the blocks before it are
+	   read (libzstd hands out nothing of a call that fails). */
+	s = write_stream(recs, 200, 3, 1024);
+	s.p[s.n * 3 / 4] ^= 0xff;
+	res = read_all(s.p, s.n, recs, 200);
+	CHECK(res.errors >= 1 && contains(res.err[0], "record") &&
+	    res.records >= 100 && res.matched >= 100,
+	    "corrupt zstd data, late: %d records (%d matched): %s",
+	    res.records, res.matched, res.err[0]);
 	free(s.p);
 }
 
