@@ -672,8 +672,9 @@ read_header(pf_reader *r)
 	if (avail == 0) {
 		r->state = S_DONE;
 		if (r->ioerr[0] != '\0') {
-			rerr(r, "%s at offset %llu", r->ioerr,
-			    (unsigned long long)off);
+			rerr(r, "%s at offset %llu after record %llu",
+			    r->ioerr, (unsigned long long)off,
+			    (unsigned long long)r->recno);
 			return -1;
 		}
 		return 0;

@@ -242,6 +242,35 @@ print(len(good) > 300, wrong)
 	assert_output "True 0"
 }
 
+@test "a zstd shard whose frame checksum alone is damaged: every record, then posflow.Error naming the shard and the last record" {
+	d="$BATS_FILE_TMPDIR/shards"
+	f=$(jq -r '[.shards[] | select(.split == "val")][0].file' "$d/manifest.json")
+	cp "$d/$f" bad.pos.zst
+	# the frame's last 4 bytes are its XXH64: found wrong after the
+	# end block, the message named an offset and no record
+	run "$PY" -c "
+import os, posflow
+good = sum(len(b['ply']) for b in posflow.batches('$d/$f', 1000))
+with open('bad.pos.zst', 'r+b') as f:
+    f.seek(-2, os.SEEK_END)
+    c = f.read(1)
+    f.seek(-1, os.SEEK_CUR)
+    f.write(bytes([c[0] ^ 0xff]))
+got = 0
+try:
+    for b in posflow.batches('bad.pos.zst', 10):
+        got += len(b['ply'])
+    print('no error')
+except posflow.Error as e:
+    print(good, got)
+    print(e)
+"
+	assert_success
+	n=$(jq '[.shards[] | select(.split == "val")][0].records' "$d/manifest.json")
+	assert_line --index 0 "$n $n"
+	assert_line --index 1 --regexp "^bad\.pos\.zst: zstd: .* at offset [0-9]+ after record $n\$"
+}
+
 @test "an evaluation of a score kind posflow(5) does not define is an error naming the record, never centipawns" {
 	eval_hex 900 2
 	printf '%s\n' "startpos game=1 result=1-0 eval=cp:30@depth:5" \
