@@ -271,6 +271,23 @@ except posflow.Error as e:
 	assert_line --index 1 --regexp "^bad\.pos\.zst: zstd: .* at offset [0-9]+ after record $n\$"
 }
 
+@test "errors= other than raise, warn or ignore is a ValueError, not damage passed over in silence" {
+	cp "$BATS_FILE_TMPDIR/rich.pos" b.pos
+	printf '\xff' | dd of=b.pos bs=1 seek=100 conv=notrunc 2>/dev/null
+	run "$PY" -W always -c "
+import posflow
+for f in (lambda: posflow.batches('b.pos', 500, errors='warning'),
+          lambda: posflow.records('b.pos', errors='Raise')):
+    try:
+        print(sum(1 for _ in f()))
+    except ValueError as e:
+        print(e)
+"
+	assert_success
+	assert_output "posflow: errors is 'raise', 'warn' or 'ignore'
+posflow: errors is 'raise', 'warn' or 'ignore'"
+}
+
 @test "an evaluation of a score kind posflow(5) does not define is an error naming the record, never centipawns" {
 	eval_hex 900 2
 	printf '%s\n' "startpos game=1 result=1-0 eval=cp:30@depth:5" \

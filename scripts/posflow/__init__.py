@@ -210,6 +210,11 @@ class _Loader:
         self.close()
 
 
+def _check_errors(errors):
+    if errors not in ("raise", "warn", "ignore"):
+        raise ValueError("posflow: errors is 'raise', 'warn' or 'ignore'")
+
+
 def _damage(msg, errors):
     if errors == "raise":
         raise Error(msg)
@@ -222,6 +227,7 @@ def records(paths, split=None, errors="raise"):
     shows.  paths: a stream, a shard directory (split chooses one) or a
     list of them.  errors: "raise" (posflow.Error), "warn" or "ignore" for
     damaged input; records before the damage are yielded first."""
+    _check_errors(errors)
     loader = _Loader(_paths(paths, split))
     ptr = ctypes.c_void_p()
     n = ctypes.c_size_t()
@@ -272,6 +278,7 @@ def batches(paths, batch_size=1024, split=None, features="ALL",
     """
     if batch_size < 1:
         raise ValueError("posflow: batch_size must be positive")
+    _check_errors(errors)
     loader = _Loader(_paths(paths, split), features, perspective,
                      policy_width if policy else 0, eval, value, stride,
                      offset)
