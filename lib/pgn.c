@@ -788,6 +788,28 @@ static const uint8_t tag_value_stop[256] = {
 };
 
 /*
+ * A tag whose value [vs, vs + vl) holds escapes: handle_tag is given it
+ * unescaped whole (it is read within TAG_WINDOW bytes), so that the game
+ * id hashes all of it, as it hashes a value without escapes; only \" and
+ * \\ are escapes, a '\' before anything else is itself.
+ */
+static void __attribute__((noinline))
+handle_escaped_tag(pf_pgn *p, const char *name, size_t nl, const char *vs,
+    size_t vl)
+{
+	char val[TAG_WINDOW];
+	size_t i, o = 0;
+
+	for (i = 0; i < vl && o < sizeof(val); i++) {
+		if (vs[i] == '\\' && i + 1 < vl &&
+		    (vs[i + 1] == '"' || vs[i + 1] == '\\'))
+			i++;
+		val[o++] = vs[i];
+	}
+	handle_tag(p, name, nl, val, o);
+}
+
+/*
  * One tag at p->pos ('[').  Returns 1 when parsed, 0 when it starts the
  * next game (a second [Event]), -1 on a bad tag (the line is skipped).
  */
@@ -795,7 +817,6 @@ static int
 parse_tag(pf_pgn *p)
 {
 	const char *s, *e, *name, *vs;
-	char val[PF_PGN_STR_MAX + 1];
 	size_t nl, vl = 0;
 	int escaped = 0, long_tag;
 
@@ -855,19 +876,9 @@ parse_tag(pf_pgn *p)
 		goto bad;
 	}
 	p->pos = s + 1;
-	if (escaped) {
-		size_t i, o = 0;
-
-		for (i = 0; i < vl && o < PF_PGN_STR_MAX; i++) {
-			/* only \" and \\ are escapes: a '\' before
-			   anything else is itself */
-			if (vs[i] == '\\' && i + 1 < vl &&
-			    (vs[i + 1] == '"' || vs[i + 1] == '\\'))
-				i++;
-			val[o++] = vs[i];
-		}
-		handle_tag(p, name, nl, val, o);
-	} else
+	if (escaped)
+		handle_escaped_tag(p, name, nl, vs, vl);
+	else
 		handle_tag(p, name, nl, vs, vl);
 	return 1;
 bad:

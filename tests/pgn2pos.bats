@@ -1047,6 +1047,22 @@ PY
 	diff want.txt got.txt
 }
 
+@test "a game id hashes an escaped tag's whole value, unescaped, not its first 255 bytes" {
+	a=$(head -c 300 /dev/zero | tr '\0' a)
+	printf '[Event "\\"Q\\" %sX"]\n[Result "*"]\n\n1. e4 *\n\n[Event "\\"Q\\" %sY"]\n[Result "*"]\n\n1. e4 *\n' "$a" "$a" > esc.pgn
+	pgn2pos -q esc.pgn | posdump --fields game | uniq > got.txt
+	/usr/bin/python3 - > want.txt <<'PY'
+import struct, xxhash
+e2e4 = struct.pack("<H", 12 | 28 << 6)
+for end in ("X", "Y"):
+    v = '"Q" ' + "a" * 300 + end
+    h = xxhash.xxh64(b"Event\0" + v.encode() + b"\0Result\0*\0" + e2e4,
+        seed=0)
+    print("game=%016x" % h.intdigest())
+PY
+	diff want.txt got.txt
+}
+
 @test "memory stays bounded (--stats reports max RSS)" {
 	for i in $(seq 30); do cat "$L100K"; done > big.pgn
 	p2p --stats big.pgn
