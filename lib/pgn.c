@@ -1379,6 +1379,7 @@ play(pf_pgn *p, const char *s, size_t n)
 	return 0;
 }
 
+
 /*
  * The common Lichess comment, "{ [%clk 0:05:00] }" or "{ [%eval 0.17]
  * [%clk 0:05:00] }": p->pos at '{'.  When the comment is one or more
@@ -1621,10 +1622,19 @@ token:
 
 				while (i < n && s[i] >= '0' && s[i] <= '9')
 					i++;
-				if (i == n)
+				if (i < n) {
+					s += i;
+					n -= i;
+				} else if (__builtin_expect(c == '0', 0) &&
+				    (n == 2 || n == 3) && s[1] == '0' &&
+				    s[n - 1] == '0') {
+					/* "00", "000": castling as some old
+					   databases write it (no move number
+					   starts with 0) */
+					s = n == 2 ? "O-O" : "O-O-O";
+					n = n == 2 ? 3 : 5;
+				} else
 					continue;
-				s += i;
-				n -= i;
 			}
 		}
 		if (!resolving)

@@ -109,6 +109,15 @@ line_ends() {
 	assert_line --index 7 "2N2k2/8/8/8/8/8/8/2KR3q b - - 0 4 | ply=7 move=h1d1 result=1-0 flags=-"
 }
 
+@test "castling written 00 and 000 is castling, not two move numbers skipped" {
+	printf '[Event "a"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. %s Nf6 5. d3 d6 6. Nc3 Bg4 7. Be3 Qd7 8. a3 %s *\n\n' 00 000 > d.pgn
+	printf '[Event "a"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. %s Nf6 5. d3 d6 6. Nc3 Bg4 7. Be3 Qd7 8. a3 %s *\n\n' O-O O-O-O > o.pgn
+	p2p d.pgn
+	assert_success
+	[ "$(posdump -c out.pos)" = "17 out.pos" ]
+	cmp <(pgn2pos d.pgn 2>/dev/null | posdump) <(pgn2pos o.pgn 2>/dev/null | posdump)
+}
+
 @test "golden: over-disambiguated SAN and UCI-style moves" {
 	golden disambig
 }
