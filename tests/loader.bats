@@ -72,6 +72,14 @@ ids = [np.concatenate([b['ply'].astype(np.int64) * 2**32 + (b['game_id'] % 2**32
 allk = np.concatenate([b['ply'].astype(np.int64) * 2**32 + (b['game_id'] % 2**32).astype(np.int64) for b in posflow.batches(p, 400)])
 print(sum(len(i) for i in ids), sorted(np.concatenate(ids).tolist()) == sorted(allk.tolist()))
 print(posflow.feature_count('ALL'), posflow.feature_count('ALL+H+V+D1+D2'))
+# a stride or offset that splits nothing is refused, not wrapped around
+bad = []
+for s, o in ((-1, 0), (3, 3), (0, 1), (2, -1)):
+    try:
+        next(posflow.batches(p, 10, stride=s, offset=o))
+    except ValueError:
+        bad.append((s, o))
+print(bad)
 "
 	assert_success
 	assert_output "[1000, 1000, 817]
@@ -80,7 +88,8 @@ int32 32 float32 float32 float32 int32 uint64
 [1000, 1000]
 True 2817 True
 2817 True
-768 1320"
+768 1320
+[(-1, 0), (3, 3), (0, 1), (2, -1)]"
 }
 
 @test "batches(value=...): the value target of a method, of several; the last by default" {

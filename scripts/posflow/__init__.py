@@ -181,6 +181,11 @@ class _Loader:
         if value not in _VALUE_METHODS:
             raise ValueError("posflow: value is one of tanh, logistic, wdl, "
                              "wdl_engine, linear or None")
+        if int(stride) < 0 or int(offset) < 0 or \
+                int(offset) >= max(int(stride), 1):
+            raise ValueError("posflow: stride and offset are whole numbers "
+                             "with offset < stride (or both 0: every "
+                             "record)")
         self.paths = paths
         arr = (ctypes.c_char_p * max(len(paths), 1))(
             *[os.fsencode(p) for p in paths])
@@ -274,7 +279,8 @@ def batches(paths, batch_size=1024, split=None, features="ALL",
     target of that method (tanh, logistic, wdl, wdl_engine, linear; wdl
     takes either form softtarget --value wdl writes, the engine's W/D/L or
     the sigmoid; None: the record's last, the one softtarget wrote last).  stride/offset keep
-    record i when i % stride == offset (splitting one input over workers).
+    record i when i % stride == offset (splitting one input over workers;
+    0 <= offset < stride, or both 0 for every record: else ValueError).
     """
     if batch_size < 1:
         raise ValueError("posflow: batch_size must be positive")
