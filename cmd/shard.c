@@ -185,6 +185,7 @@ struct run {
 	int in_known;
 	uint64_t in_done;	/* bytes of the inputs finished */
 	int cur_fd;		/* the input being read, or -1 */
+	const pf_reader *cur_r;	/* its reader (for the progress) */
 	uint64_t in_bytes;	/* record bytes read */
 	uint64_t seq;		/* records read, all inputs */
 	uint64_t loaded, loaded_bytes;	/* pass 2: records loaded */
@@ -839,11 +840,11 @@ progress(struct run *R, int pass, int done)
 		mb = (double)R->in_bytes / 1e6;
 		if (R->in_known && R->in_total > 0) {
 			uint64_t at = R->in_done;
-			off_t pos;
 
-			if (R->cur_fd >= 0 && (pos = lseek(R->cur_fd, 0,
-			    SEEK_CUR)) > 0)
-				at += (uint64_t)pos;
+			/* how far into the file, in its own bytes: not the
+			   compressed ones read ahead of the decoder */
+			if (R->cur_fd >= 0 && R->cur_r != NULL)
+				at += pf_reader_position(R->cur_r);
 			frac = (double)at / (double)R->in_total;
 			if (frac > 1)
 				frac = 1;
@@ -1208,6 +1209,7 @@ scatter_file(struct run *R, const char *path)
 		return -1;
 	}
 	R->cur_fd = fd;
+	R->cur_r = r;
 	while ((rv = pf_reader_next(r, &rec)) != 0) {
 		if (rv < 0) {
 			pf_warnx("%s", pf_reader_error(r));
@@ -1230,6 +1232,7 @@ scatter_file(struct run *R, const char *path)
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
 		R->in_done += (uint64_t)sb.st_size;
 	R->cur_fd = -1;
+	R->cur_r = NULL;
 	pf_reader_free(r);
 	if (fd != STDIN_FILENO)
 		close(fd);
