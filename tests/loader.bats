@@ -80,6 +80,11 @@ for s, o in ((-1, 0), (3, 3), (0, 1), (2, -1)):
     except ValueError:
         bad.append((s, o))
 print(bad)
+# the other side's view is of the side to move's only
+try:
+    next(posflow.batches(p, 10, perspective='white', opposite=True))
+except ValueError:
+    print('opposite white refused')
 "
 	assert_success
 	assert_output "[1000, 1000, 817]
@@ -89,7 +94,8 @@ int32 32 float32 float32 float32 int32 uint64
 True 2817 True
 2817 True
 768 1320
-[(-1, 0), (3, 3), (0, 1), (2, -1)]"
+[(-1, 0), (3, 3), (0, 1), (2, -1)]
+opposite white refused"
 }
 
 @test "batches(value=...): the value target of a method, of several; the last by default" {
@@ -326,6 +332,20 @@ ValueError"
 	run --separate-stderr "$PY" "$TORCHCHECK" epochs "$BATS_FILE_TMPDIR/shards"
 	assert_success
 	assert_output --regexp '^epochs: [0-9]+ records once per epoch over 2 ranks x 2 workers \(3 shards\), and over 3 x 3; epochs differ in order; persistent workers follow set_epoch$'
+	# a negative seed or epoch is refused where it is given, not at the
+	# first batch
+	run "$PY" -c "
+from posflow.torch import ShardDataset
+d = '$BATS_FILE_TMPDIR/shards'
+for f in (lambda: ShardDataset(d, seed=-1), lambda: ShardDataset(d).set_epoch(-1)):
+    try:
+        f()
+    except ValueError as e:
+        print(e)
+"
+	assert_success
+	assert_output "posflow: seed must not be negative
+posflow: epoch must not be negative"
 }
 
 @test "ShardDataset: with several ranks every rank gets the same number of whole batches, as epoch_batches() says, whatever the shard count" {

@@ -267,7 +267,8 @@ def batches(paths, batch_size=1024, split=None, features="ALL",
     as float32 [n] with NaN where the record has none, move (int32 played
     move's policy index, -1), best (int32: the best move of the evaluation
     eval chooses, -1), ply (int32), game_id (uint64).
-    opposite=True adds features_opp (the other side's view);
+    opposite=True adds features_opp (the other side's view; with
+    perspective "stm" only);
     policy=True adds policy_index (int32 [n, policy_width], -1 padded) and
     policy_prob (float32, 0 padded); pqr=True adds features_q, features_r
     and has_pqr (bool); planes=True adds planes (uint8 [n, 14, 8, 8]: seed
@@ -284,6 +285,9 @@ def batches(paths, batch_size=1024, split=None, features="ALL",
     """
     if batch_size < 1:
         raise ValueError("posflow: batch_size must be positive")
+    if opposite and perspective != "stm":
+        raise ValueError("posflow: opposite=True is the other side's "
+                         "view of perspective='stm' only")
     _check_errors(errors)
     loader = _Loader(_paths(paths, split), features, perspective,
                      policy_width if policy else 0, eval, value, stride,

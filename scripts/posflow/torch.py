@@ -97,6 +97,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
         self.records = [records[p] for p in self.shards]
         self.batch_size = batch_size
         self.seed = seed
+        if int(seed) < 0:
+            raise ValueError("posflow: seed must not be negative")
         self.shuffle = shuffle
         self.shuffle_batches = max(1, int(shuffle_batches))
         self.rank, self.world_size = _rank_world(rank, world_size)
@@ -118,6 +120,8 @@ class ShardDataset(torch.utils.data.IterableDataset):
         """Use the shard order and mixing of this epoch (call before each
         epoch, as with DistributedSampler; persistent_workers=True
         workers see it too)."""
+        if int(epoch) < 0:
+            raise ValueError("posflow: epoch must not be negative")
         self.epoch = int(epoch)
         if self._shared_epoch is not None:
             self._shared_epoch.value = self.epoch
