@@ -46,7 +46,6 @@
 #include "hll.h"
 #include "utf8.h"
 
-#define POS_KEY_LEN	PF_POS_KEY_SIZE
 #define MAX_GROUPS	32
 #define OTHER_GROUP	"(other)"
 #define ELO_BINS	656	/* 65535 / 100 + 1 */
@@ -721,7 +720,7 @@ take(pf_filter *f, void *ctx, const pf_record *rec, uint64_t recno)
 	ri.eval_bin = -1;
 	ri.rank_state = 0;
 	ri.has_cplx = ri.has_repair = 0;
-	ri.pos_key = XXH3_64bits(rec->pos, POS_KEY_LEN);
+	ri.pos_key = XXH3_64bits(rec->pos, PF_POS_KEY_SIZE);
 	ri.pieces = pf_popcount_swar(pf_get64(rec->pos));
 	if (rec->ext_len > 0 && read_exts(R, &ri) == -1)
 		pf_filter_error(f, recno, "malformed extension; the rest of "

@@ -60,7 +60,6 @@
 #define MAX_SPLITS	16
 #define MAX_BUCKETS	256	/* per level, all splits: open files */
 #define MAX_LEVEL	6	/* re-scatter depth */
-#define POS_KEY_LEN	PF_POS_KEY_SIZE
 #define NO_LINK		UINT32_MAX
 #define SHARD_ZSTD	1	/* zstd level of the shards */
 #define READ_CHUNK	(1u << 20)
@@ -521,7 +520,7 @@ below(uint64_t *s, uint64_t n)
 static inline uint64_t
 pos_key(const struct run *R, const uint8_t *pos)
 {
-	uint64_t k = XXH3_64bits_withSeed(pos, POS_KEY_LEN, R->hseed);
+	uint64_t k = XXH3_64bits_withSeed(pos, PF_POS_KEY_SIZE, R->hseed);
 
 	return k ? k : 1;
 }
@@ -1166,7 +1165,7 @@ choose_split(struct run *R, const pf_record *rec)
 	if (rec->game_id != 0)
 		h = mix64(rec->game_id, 0x5350u, 0, o->seed);
 	else
-		h = XXH64(rec->pos, POS_KEY_LEN, o->seed ^
+		h = XXH64(rec->pos, PF_POS_KEY_SIZE, o->seed ^
 		    0x9E3779B97F4A7C15ull);
 	u = (double)(h >> 11) * 0x1.0p-53;
 	for (i = 0; i < o->nsplits - 1; i++) {
@@ -1496,7 +1495,7 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 	pf_value va;
 	pf_merge mg;
 	const uint8_t *d;
-	int black, i, have_mg, first = M->n == 0;
+	int black, i, rv, have_mg, first = M->n == 0;
 	const uint8_t *last_policy = NULL;
 	double w = 1;
 
@@ -1549,7 +1548,7 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 		if (x.type == PF_EXT_POLICY)
 			last_policy = x.data;
 	pf_ext_iter_init(&it, &rec);
-	while ((i = pf_ext_next(&it, &x)) == 1) {
+	while ((rv = pf_ext_next(&it, &x)) == 1) {
 		if (x.type == PF_EXT_EVAL &&
 		    pf_eval_decode_head(&x, &ev) == -1)
 			R->merge_bad++;
@@ -1644,7 +1643,7 @@ merger_add(struct run *R, struct merger *M, const uint8_t *raw, int copy)
 			}
 		}
 	}
-	if (i < 0)
+	if (rv < 0)
 		R->merge_bad++;		/* a malformed extension area */
 	M->n++;
 	return 0;
@@ -1974,7 +1973,7 @@ do_file(struct run *R, struct out *O, const char *path,
 			    slot = &table[h = (h + 1) & mask]) {
 				j = *slot - 1;
 				if (key[j] == k && memcmp(arena + off[j] + 4,
-				    arena + pos + 4, POS_KEY_LEN) == 0)
+				    arena + pos + 4, PF_POS_KEY_SIZE) == 0)
 					break;
 			}
 			if (*slot != 0) {
@@ -2096,7 +2095,7 @@ static int do_group(struct run *R, struct out *outs, int s0, int s1,
  */
 struct twin {
 	uint64_t key;		/* 0: empty */
-	uint8_t pos[POS_KEY_LEN];
+	uint8_t pos[PF_POS_KEY_SIZE];
 };
 
 struct twins {
@@ -2141,11 +2140,11 @@ twins_find(struct twins *w, uint64_t k, const uint8_t *pos, int add)
 	for (i = (k ^ (k >> 29)) & w->mask; w->t[i].key != 0;
 	    i = (i + 1) & w->mask)
 		if (w->t[i].key == k && memcmp(w->t[i].pos, pos,
-		    POS_KEY_LEN) == 0)
+		    PF_POS_KEY_SIZE) == 0)
 			return 1;
 	if (add && w->used < (w->mask + 1) / 2) {
 		w->t[i].key = k;
-		memcpy(w->t[i].pos, pos, POS_KEY_LEN);
+		memcpy(w->t[i].pos, pos, PF_POS_KEY_SIZE);
 		w->used++;
 	} else if (add)
 		w->full = 1;
@@ -2181,7 +2180,7 @@ bucket_reader(struct run *R, struct tmpreader *tr, int s, int level,
 struct heavy {
 	uint64_t key;		/* 0: empty */
 	uint64_t count;
-	uint8_t pos[POS_KEY_LEN];
+	uint8_t pos[PF_POS_KEY_SIZE];
 	uint32_t splits;	/* the splits it is merged in */
 	int in_first;		/* --dedup-across: the first split has it */
 	int merger;		/* this split's, or -1 */
@@ -2223,7 +2222,7 @@ heavies_find(const struct heavies *H, uint64_t k, const uint8_t *pos)
 
 	for (j = k & H->mask; H->idx[j] != 0; j = (j + 1) & H->mask) {
 		e = &H->h[H->idx[j] - 1];
-		if (e->key == k && memcmp(e->pos, pos, POS_KEY_LEN) == 0)
+		if (e->key == k && memcmp(e->pos, pos, PF_POS_KEY_SIZE) == 0)
 			return e;
 	}
 	return NULL;
@@ -2245,7 +2244,7 @@ heavies_count(struct heavies *H, uint64_t k, const uint8_t *pos)
 		memset(e, 0, sizeof(*e));
 		e->key = k;
 		e->count = 1;
-		memcpy(e->pos, pos, POS_KEY_LEN);
+		memcpy(e->pos, pos, PF_POS_KEY_SIZE);
 		heavies_insert(H, H->n - 1);
 		return;
 	}
@@ -2292,7 +2291,7 @@ heavies_find_all(struct run *R, struct heavies *H, int s0, int s1,
 				continue;
 			for (e = found; e < found + nfound; e++)
 				if (e->key == H->h[i].key && memcmp(e->pos,
-				    H->h[i].pos, POS_KEY_LEN) == 0)
+				    H->h[i].pos, PF_POS_KEY_SIZE) == 0)
 					break;
 			if (e == found + nfound) {
 				*e = H->h[i];
